@@ -1,0 +1,21 @@
+// Engine: runs the backward graph from one or more roots. Nodes run in dependency order
+// (a node runs once all gradients flowing into it are summed: Kahn's algorithm over an
+// iteratively discovered graph, no recursion). Leaves accumulate into .grad; with `inputs`
+// given (autograd.grad), their gradients are captured and returned instead.
+#pragma once
+#include <vector>
+
+#include "autograd/node.h"
+
+namespace lucid {
+
+struct Engine {
+  // roots[i] is an output tensor and grads[i] its gradient (same shape).
+  // Returns the gradients of `inputs` (nullptr for an input the roots do not reach).
+  static std::vector<TensorImplPtr> backward(const std::vector<TensorImplPtr>& roots,
+                                             const std::vector<TensorImplPtr>& grads,
+                                             bool retain_graph,
+                                             const std::vector<TensorImplPtr>& inputs = {});
+};
+
+}  // namespace lucid

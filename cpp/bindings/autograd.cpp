@@ -1,0 +1,58 @@
+// Autograd from Python: Node (grad_fn) objects, OpSchema and the registry, the engine entry
+// points behind Tensor.backward and pylucid.autograd.grad.
+#include "autograd/engine.h"
+#include "autograd/node.h"
+#include "bindings/common.h"
+
+namespace lucid::bindings {
+
+LUCID_BINDING(autograd, 1) {
+  py::enum_<AmpPolicy>(m, "AmpPolicy")
+      .value("Promote", AmpPolicy::Promote)
+      .value("KeepInput", AmpPolicy::KeepInput)
+      .value("ForceFP32", AmpPolicy::ForceFP32);
+
+  py::class_<OpSchema>(m, "OpSchema")
+      .def_property_readonly("name", [](const OpSchema& s) { return std::string(s.name); })
+      .def_readonly("version", &OpSchema::version)
+      .def_readonly("amp_policy", &OpSchema::amp_policy)
+      .def_readonly("produces_grad", &OpSchema::produces_grad)
+      .def("__eq__", [](const OpSchema& a, const OpSchema& b) {
+        return std::string(a.name) == b.name && a.version == b.version && a.amp_policy == b.amp_policy &&
+               a.produces_grad == b.produces_grad;
+      })
+      .def("__repr__", [](const OpSchema& s) {
+        return str("OpSchema(name='", s.name, "', version=", s.version, ", amp_policy=",
+                   amp_policy_name(s.amp_policy), ", produces_grad=", s.produces_grad ? "True" : "False", ")");
+      });
+
+  m.def("schema", [](const std::string& name) {
+    const OpSchema* s = find_schema(name);
+    LUCID_CHECK(s, "schema: no op named '", name, "' is registered");
+    return *s;
+  });
+  m.def("schemas", []() { return all_schemas(); });
+
+  py::class_<Node, NodePtr>(m, "Node")
+      .def("name", &Node::name)
+      .def_property_readonly("schema", [](const Node& n) -> py::object {
+        return n.schema() ? py::cast(*n.schema()) : py::none();
+      })
+      .def_property_readonly("next_functions", [](const Node& n) {
+        py::list l;
+        for (auto& e : n.next_edges) l.append(py::make_tuple(e.fn ? py::cast(e.fn) : py::none(), e.input_nr));
+        return py::tuple(l);
+      })
+      .def("__repr__", [](const Node& n) { return str("<", n.name(), ">"); });
+
+  py::class_<AccumulateGrad, Node, std::shared_ptr<AccumulateGrad>>(m, "AccumulateGrad")
+      .def_readonly("variable", &AccumulateGrad::variable);
+
+  m.def("run_backward", [](std::vector<TensorImplPtr> roots, std::vector<TensorImplPtr> grads,
+                           bool retain_graph, std::vector<TensorImplPtr> inputs) {
+    py::gil_scoped_release nogil;
+    return Engine::backward(roots, grads, retain_graph, inputs);
+  });
+}
+
+}  // namespace lucid::bindings

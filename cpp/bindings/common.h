@@ -1,0 +1,39 @@
+// Shared by the binding files (the only place pybind11 is included). Each topic file registers
+// its bind function with LUCID_BINDING(topic) so module.cpp needs no edit when one is added.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <functional>
+#include <vector>
+
+#include "core/tensor_impl.h"
+
+namespace py = pybind11;
+
+namespace lucid::bindings {
+
+using BindFn = void (*)(py::module_&);
+std::vector<std::pair<int, BindFn>>& binders();
+struct Registrar {
+  Registrar(int order, BindFn f) { binders().emplace_back(order, f); }
+};
+// `order` fixes the sequence (Tensor class first, then ops, then nodes).
+#define LUCID_BINDING(name, order)                     \
+  static void bind_##name(py::module_& m);               \
+  static ::lucid::bindings::Registrar registrar_##name(order, &bind_##name); \
+  static void bind_##name(py::module_& m)
+
+// Python scalar or Tensor -> tensor operand for a binary op with `self` (PyTorch's rules for
+// Python numbers: a float keeps a floating tensor's dtype, else becomes float32; an int keeps
+// the tensor's dtype unless it is bool). Returns nullptr for an unsupported type.
+TensorImplPtr to_operand(const TensorImplPtr& self, py::handle other);
+// Shape from a tuple/list, or from *args of ints (reshape(2, 3) and reshape((2, 3))).
+Shape shape_arg(py::handle h, const char* op);
+Shape shape_args(const py::args& args, const char* op);
+// Ints from an int, tuple/list of ints, or None (-> empty).
+std::vector<int64_t> dims_arg(py::handle h, const char* op);
+DType dtype_arg(py::handle h, DType fallback);
+
+}  // namespace lucid::bindings

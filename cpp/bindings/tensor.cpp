@@ -1,0 +1,333 @@
+// The Tensor class: construction from numpy (zero copy), numpy views of a tensor, properties,
+// autograd entry points, and the Python operators of the binary ops.
+#include "autograd/engine.h"
+#include "autograd/grad_mode.h"
+#include "bindings/common.h"
+#include "core/autocast.h"
+#include "core/op_schema.h"
+#include "ops/binary.h"
+#include "ops/factory.h"
+#include "ops/reduce.h"
+
+namespace lucid::bindings {
+
+TensorImplPtr to_operand(const TensorImplPtr& self, py::handle other) {
+  if (py::isinstance<TensorImpl>(other)) return other.cast<TensorImplPtr>();
+  if (PyBool_Check(other.ptr()))
+    return scalar_tensor(other.ptr() == Py_True ? 1.0 : 0.0, self->dtype);
+  if (PyLong_Check(other.ptr())) {
+    DType d = self->dtype == DType::Bool ? DType::Int64 : self->dtype;
+    if (d == DType::Int64) {
+      auto t = empty({}, DType::Int64);
+      *t->data<int64_t>() = other.cast<int64_t>();
+      return t;
+    }
+    return scalar_tensor(other.cast<double>(), d);
+  }
+  if (PyFloat_Check(other.ptr()))
+    return scalar_tensor(PyFloat_AS_DOUBLE(other.ptr()), is_floating(self->dtype) ? self->dtype : kDefaultFloat);
+  return nullptr;
+}
+
+Shape shape_arg(py::handle h, const char* op) {
+  if (PyLong_Check(h.ptr())) return {h.cast<int64_t>()};
+  if (py::isinstance<py::tuple>(h) || py::isinstance<py::list>(h)) {
+    Shape s;
+    for (auto x : h) {
+      if (!PyLong_Check(x.ptr()) && !py::hasattr(x, "__index__"))
+        throw DtypeMismatch(str(op, ": shape entries must be ints, got ", std::string(py::str(py::type::of(x).attr("__name__")))));
+      s.push_back(x.cast<int64_t>());
+    }
+    return s;
+  }
+  throw DtypeMismatch(str(op, ": expected a shape (tuple of ints), got ", std::string(py::str(py::type::of(h).attr("__name__")))));
+}
+
+Shape shape_args(const py::args& args, const char* op) {
+  if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return shape_arg(args[0], op);
+  return shape_arg(py::tuple(args), op);
+}
+
+std::vector<int64_t> dims_arg(py::handle h, const char* op) {
+  if (h.is_none()) return {};
+  return shape_arg(h, op);
+}
+
+DType dtype_arg(py::handle h, DType fallback) { return h.is_none() ? fallback : h.cast<DType>(); }
+
+namespace {
+
+py::dtype numpy_dtype(DType d) {
+  switch (d) {
+    case DType::Bool: return py::dtype("bool");
+    case DType::Int64: return py::dtype("int64");
+    case DType::Float16: return py::dtype("float16");
+    case DType::Float32: return py::dtype("float32");
+    case DType::Float64: return py::dtype("float64");
+    default: throw DtypeMismatch("numpy: bfloat16 has no numpy dtype; convert with .float() first");
+  }
+}
+
+DType dtype_of_numpy(const py::dtype& dt) {
+  char k = dt.kind();
+  size_t s = dt.itemsize();
+  if (k == 'b') return DType::Bool;
+  if ((k == 'i' || k == 'u') && !(k == 'u' && s == 8)) return DType::Int64;  // widened on copy
+  if (k == 'f' && s == 2) return DType::Float16;
+  if (k == 'f' && s == 4) return DType::Float32;
+  if (k == 'f' && s == 8) return DType::Float64;
+  throw DtypeMismatch(str("from_numpy: unsupported numpy dtype ", std::string(py::str(dt)),
+                          " (expected bool, int, float16, float32 or float64)"));
+}
+
+// Zero copy when numpy's dtype is one of ours with element-aligned strides, else one copy.
+TensorImplPtr from_numpy(py::array arr) {
+  DType d = dtype_of_numpy(arr.dtype());
+  bool exact = arr.dtype().kind() != 'i' && arr.dtype().kind() != 'u' ? true : arr.dtype().itemsize() == 8 && arr.dtype().kind() == 'i';
+  bool aligned = true;
+  for (py::ssize_t i = 0; i < arr.ndim(); ++i)
+    aligned = aligned && arr.strides(i) % py::ssize_t(itemsize(d)) == 0 && arr.strides(i) >= 0;
+  if (!exact || !aligned) {
+    arr = py::array(py::module_::import("numpy").attr("ascontiguousarray")(arr, numpy_dtype(d)));
+  }
+  auto t = std::make_shared<TensorImpl>();
+  t->storage = std::make_shared<Storage>();
+  py::object owner = arr;
+  auto* keep = new py::object(owner);
+  t->storage->data = std::shared_ptr<void>(const_cast<void*>(arr.data()), [keep](void*) {
+    py::gil_scoped_acquire gil;
+    delete keep;
+  });
+  int64_t extent = 0;
+  for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
+    t->shape.push_back(arr.shape(i));
+    t->strides.push_back(arr.strides(i) / py::ssize_t(itemsize(d)));
+    extent += (arr.shape(i) - 1) * t->strides.back();
+  }
+  t->storage->nbytes = size_t(extent + 1) * itemsize(d);
+  t->dtype = d;
+  return t;
+}
+
+py::array to_numpy(const TensorImplPtr& t) {
+  LUCID_CHECK(!(t->requires_grad), "numpy: can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()");
+  std::vector<py::ssize_t> shape(t->shape.begin(), t->shape.end()), strides;
+  for (auto s : t->strides) strides.push_back(py::ssize_t(s * int64_t(itemsize(t->dtype))));
+  auto* hold = new StoragePtr(t->storage);
+  py::capsule base(hold, [](void* p) { delete static_cast<StoragePtr*>(p); });
+  return py::array(numpy_dtype(t->dtype), shape, strides, t->raw(), base);
+}
+
+py::object py_scalar(const TensorImplPtr& t) {
+  double v = item_as_double(t, "item");
+  if (t->dtype == DType::Bool) return py::bool_(v != 0);
+  if (t->dtype == DType::Int64) {
+    int64_t i = 0;
+    auto c = contiguous_raw(t);
+    i = *c->data<int64_t>();
+    return py::int_(i);
+  }
+  return py::float_(v);
+}
+
+void backward(const TensorImplPtr& self, py::object gradient, bool retain_graph) {
+  TensorImplPtr g;
+  if (gradient.is_none()) {
+    LUCID_CHECK_SHAPE(self->numel() == 1, "backward: grad can be implicitly created only for scalar outputs; got shape ",
+                      shape_str(self->shape), " (pass gradient=)");
+    g = full(self->shape, 1.0, self->dtype);
+  } else {
+    g = gradient.cast<TensorImplPtr>();
+  }
+  py::gil_scoped_release nogil;
+  Engine::backward({self}, {g}, retain_graph);
+}
+
+TensorImplPtr detach(const TensorImplPtr& t) { return make_view(t, t->shape, t->strides, t->offset); }
+
+py::object binop(const TensorImplPtr& a, py::handle b, TensorImplPtr (*f)(const TensorImplPtr&, const TensorImplPtr&), bool reflected) {
+  auto o = to_operand(a, b);
+  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  return py::cast(reflected ? f(o, a) : f(a, o));
+}
+
+py::object cmpop(const TensorImplPtr& a, py::handle b, CompareOp op) {
+  auto o = to_operand(a, b);
+  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  return py::cast(compare(a, o, op));
+}
+
+py::object inplace_op(const TensorImplPtr& a, py::handle b, TensorImplPtr (*f)(const TensorImplPtr&, const TensorImplPtr&)) {
+  auto o = to_operand(a, b);
+  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  f(a, o);
+  return py::cast(a);
+}
+
+}  // namespace
+
+LUCID_BINDING(tensor, 0) {
+  py::enum_<DType>(m, "dtype")
+      .value("bool", DType::Bool)
+      .value("int64", DType::Int64)
+      .value("float16", DType::Float16)
+      .value("bfloat16", DType::BFloat16)
+      .value("float32", DType::Float32)
+      .value("float64", DType::Float64)
+      .def("__repr__", [](DType d) { return std::string("pylucid.") + dtype_name(d); })
+      .def("__str__", [](DType d) { return std::string("pylucid.") + dtype_name(d); })
+      .def_property_readonly("is_floating_point", [](DType d) { return is_floating(d); })
+      .def_property_readonly("itemsize", [](DType d) { return itemsize(d); });
+  m.def("promote_types", &promote_types);
+
+  py::class_<TensorImpl, TensorImplPtr> T(m, "Tensor");
+  T.def(py::init([](const TensorImplPtr& data, bool requires_grad) {
+          auto t = make_view(data, data->shape, data->strides, data->offset);
+          if (requires_grad)
+            LUCID_CHECK_DTYPE(is_floating(t->dtype), "Parameter: only floating tensors can require grad, got ", dtype_name(t->dtype));
+          t->requires_grad = requires_grad;
+          return t;
+        }),
+        py::arg("data"), py::arg("requires_grad") = false)
+      .def_property_readonly("shape", [](const TensorImpl& t) { return py::tuple(py::cast(t.shape)); })
+      .def_property_readonly("dtype", [](const TensorImpl& t) { return t.dtype; })
+      .def_property_readonly("ndim", [](const TensorImpl& t) { return t.ndim(); })
+      .def("dim", [](const TensorImpl& t) { return t.ndim(); })
+      .def("numel", [](const TensorImpl& t) { return t.numel(); })
+      .def("stride", [](const TensorImpl& t) { return py::tuple(py::cast(t.strides)); })
+      .def("storage_offset", [](const TensorImpl& t) { return t.offset; })
+      .def("element_size", [](const TensorImpl& t) { return itemsize(t.dtype); })
+      .def("data_ptr", [](const TensorImpl& t) { return reinterpret_cast<uintptr_t>(t.raw()); })
+      .def("is_contiguous", &TensorImpl::is_contiguous)
+      .def_property_readonly("_version", [](const TensorImpl& t) { return t.version(); })
+      .def_property_readonly("is_leaf", &TensorImpl::is_leaf)
+      .def_property(
+          "requires_grad", [](const TensorImpl& t) { return t.requires_grad; },
+          [](TensorImpl& t, bool on) {
+            LUCID_CHECK(t.is_leaf() || on, "requires_grad: you can only change requires_grad of leaf tensors "
+                        "(use detach() to get a tensor that does not require grad)");
+            LUCID_CHECK_DTYPE(!on || is_floating(t.dtype), "requires_grad: only tensors of floating dtype can require grad, got ",
+                              dtype_name(t.dtype));
+            t.requires_grad = on;
+          })
+      .def("requires_grad_", [](const TensorImplPtr& t, bool on) {
+            LUCID_CHECK(t->is_leaf() || on, "requires_grad_: you can only change requires_grad of leaf tensors");
+            LUCID_CHECK_DTYPE(!on || is_floating(t->dtype), "requires_grad_: only tensors of floating dtype can require grad, got ",
+                              dtype_name(t->dtype));
+            t->requires_grad = on;
+            return t;
+          }, py::arg("requires_grad") = true)
+      .def_property(
+          "grad", [](const TensorImpl& t) { return t.grad; },
+          [](TensorImpl& t, const TensorImplPtr& g) {
+            if (g) {
+              LUCID_CHECK_SHAPE(g->shape == t.shape, "grad: assigned grad of shape ", shape_str(g->shape),
+                                " does not match tensor of shape ", shape_str(t.shape));
+              LUCID_CHECK_DTYPE(g->dtype == t.dtype, "grad: assigned grad of dtype ", dtype_name(g->dtype),
+                                " does not match tensor of dtype ", dtype_name(t.dtype));
+            }
+            t.grad = g;
+          })
+      .def_property_readonly("grad_fn", [](const TensorImpl& t) { return t.grad_fn; })
+      .def("retain_grad", [](const TensorImplPtr& t) {
+            LUCID_CHECK(t->requires_grad, "retain_grad: can't retain_grad on a tensor that does not require grad");
+            if (t->is_leaf() || t->retains_grad) return;
+            t->retains_grad = true;
+            std::weak_ptr<TensorImpl> w = t;
+            t->grad_fn->pre_hooks.push_back([w](const TensorImplPtr& g) {
+              auto s = w.lock();
+              if (!s) return;
+              if (s->grad) {
+                s->grad = add(s->grad, g);
+              } else {
+                auto fresh = empty(s->shape, s->dtype);  // never alias the flowing gradient
+                copy_into(fresh, g);
+                s->grad = fresh;
+              }
+            });
+          })
+      .def_property_readonly("retains_grad", [](const TensorImpl& t) { return t.retains_grad; })
+      .def("backward", &backward, py::arg("gradient") = py::none(), py::arg("retain_graph") = false)
+      .def("detach", &detach)
+      .def("detach_", [](const TensorImplPtr& t) {
+            t->grad_fn.reset();
+            t->requires_grad = false;
+            return t;
+          })
+      .def("numpy", &to_numpy)
+      .def("item", &py_scalar)
+      .def("__bool__", [](const TensorImplPtr& t) { return item_as_double(t, "bool") != 0; })
+      .def("__float__", [](const TensorImplPtr& t) { return item_as_double(t, "float"); })
+      .def("__int__", [](const TensorImplPtr& t) { return int64_t(item_as_double(t, "int")); })
+      .def("__len__", [](const TensorImplPtr& t) {
+            LUCID_CHECK(t->ndim() > 0, "len: len() of a 0-d tensor");
+            return t->shape[0];
+          })
+      .def("__add__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &add, false); })
+      .def("__radd__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &add, true); })
+      .def("__sub__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &sub, false); })
+      .def("__rsub__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &sub, true); })
+      .def("__mul__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &mul, false); })
+      .def("__rmul__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &mul, true); })
+      .def("__truediv__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &div, false); })
+      .def("__rtruediv__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &div, true); })
+      .def("__pow__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &pow, false); })
+      .def("__rpow__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &pow, true); })
+      .def("__iadd__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return add_(x, y); }); })
+      .def("__isub__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &sub_); })
+      .def("__imul__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &mul_); })
+      .def("__itruediv__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &div_); })
+      .def("__eq__", [](const TensorImplPtr& a, py::handle b) { return cmpop(a, b, CompareOp::Eq); })
+      .def("__ne__", [](const TensorImplPtr& a, py::handle b) { return cmpop(a, b, CompareOp::Ne); })
+      .def("__lt__", [](const TensorImplPtr& a, py::handle b) { return cmpop(a, b, CompareOp::Lt); })
+      .def("__le__", [](const TensorImplPtr& a, py::handle b) { return cmpop(a, b, CompareOp::Le); })
+      .def("__gt__", [](const TensorImplPtr& a, py::handle b) { return cmpop(a, b, CompareOp::Gt); })
+      .def("__ge__", [](const TensorImplPtr& a, py::handle b) { return cmpop(a, b, CompareOp::Ge); })
+      .def("__hash__", [](const TensorImplPtr& t) { return reinterpret_cast<intptr_t>(t.get()); })
+      .def("add_", [](const TensorImplPtr& a, py::handle b, double alpha) {
+            auto o = to_operand(a, b);
+            LUCID_CHECK_DTYPE(o != nullptr, "add_: expected a Tensor or a number");
+            return add_(a, o, alpha);
+          }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0)
+      .def("sub_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &sub_); })
+      .def("mul_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &mul_); })
+      .def("div_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &div_); })
+      .def("copy_", [](const TensorImplPtr& a, const TensorImplPtr& b) { return copy_(a, b); })
+      .def("fill_", [](const TensorImplPtr& a, double v) { return fill_(a, v); })
+      .def("zero_", [](const TensorImplPtr& a) { return fill_(a, 0.0); })
+      .def("uniform_", [](const TensorImplPtr& a, double lo, double hi) { return uniform_(a, lo, hi); },
+           py::arg("a") = 0.0, py::arg("b") = 1.0)
+      .def("normal_", [](const TensorImplPtr& a, double mean, double std) { return normal_(a, mean, std); },
+           py::arg("mean") = 0.0, py::arg("std") = 1.0);
+
+  m.def("add", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &add, false); });
+  m.def("sub", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &sub, false); });
+  m.def("mul", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &mul, false); });
+  m.def("div", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &div, false); });
+  m.def("pow", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &pow, false); });
+  m.def("maximum", [](const TensorImplPtr& a, const TensorImplPtr& b) { return maximum(a, b); });
+  m.def("minimum", [](const TensorImplPtr& a, const TensorImplPtr& b) { return minimum(a, b); });
+  m.def("result_type", [](const TensorImplPtr& a, const TensorImplPtr& b) { return result_type(a, b); });
+
+  m.def("from_numpy", &from_numpy);
+  m.def("empty", [](py::handle shape, py::handle dtype) { return empty(shape_arg(shape, "empty"), dtype_arg(dtype, kDefaultFloat)); });
+  m.def("full", [](py::handle shape, double v, py::handle dtype) { return full(shape_arg(shape, "full"), v, dtype_arg(dtype, kDefaultFloat)); });
+  m.def("arange", [](double a, double b, double s, DType d) { return arange(a, b, s, d); });
+  m.def("linspace", [](double a, double b, int64_t n, DType d) { return linspace(a, b, n, d); });
+  m.def("manual_seed", &manual_seed);
+  m.def("initial_seed", &initial_seed);
+  m.def("randint_", [](const TensorImplPtr& t, int64_t lo, int64_t hi) { return randint_(t, lo, hi); });
+
+  // grad mode and autocast state (the Python context managers save and restore these)
+  m.def("is_grad_enabled", &GradMode::is_enabled);
+  m.def("set_grad_enabled", &GradMode::set_enabled);
+  m.def("autocast_state", []() { return py::make_tuple(autocast_state().enabled, autocast_state().dtype); });
+  m.def("set_autocast_state", [](bool on, DType d) {
+    LUCID_CHECK_DTYPE(d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32,
+                      "autocast: dtype must be float16 or bfloat16, got ", dtype_name(d));
+    autocast_state().enabled = on;
+    autocast_state().dtype = d;
+  });
+}
+
+}  // namespace lucid::bindings

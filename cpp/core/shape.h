@@ -1,0 +1,22 @@
+// Shape helpers: numel, contiguous strides, numpy broadcasting, dim wrapping.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lucid {
+
+using Shape = std::vector<int64_t>;
+
+int64_t numel_of(const Shape& s);
+Shape contiguous_strides(const Shape& s);
+std::string shape_str(const Shape& s);
+// Broadcast two shapes by numpy's rules; throws ShapeMismatch naming `op`.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+// Wrap a possibly negative dim into [0, ndim); throws IndexOutOfRange naming `op`.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+// Strides that view a tensor of shape `from` (with `strides`) as broadcast to `to`.
+std::vector<int64_t> broadcast_strides(const Shape& from, const std::vector<int64_t>& strides,
+                                       const Shape& to);
+
+}  // namespace lucid

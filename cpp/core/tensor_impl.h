@@ -1,0 +1,55 @@
+// TensorImpl: a strided view (shape, strides in elements, offset) of a shared Storage, plus the
+// autograd fields PyTorch keeps in AutogradMeta: requires_grad, grad, grad_fn.
+// Invariants: strides.size() == shape.size(); every index reachable through shape/strides lies
+// inside storage; a tensor with a grad_fn is not a leaf.
+#pragma once
+#include <memory>
+
+#include "core/dtype.h"
+#include "core/shape.h"
+#include "core/storage.h"
+
+namespace lucid {
+
+struct Node;
+struct TensorImpl;
+using TensorImplPtr = std::shared_ptr<TensorImpl>;
+
+struct TensorImpl {
+  StoragePtr storage;
+  Shape shape;
+  Shape strides;
+  int64_t offset = 0;
+  DType dtype = kDefaultFloat;
+
+  bool requires_grad = false;
+  bool retains_grad = false;
+  TensorImplPtr grad;
+  std::shared_ptr<Node> grad_fn;
+
+  int64_t numel() const { return numel_of(shape); }
+  int64_t ndim() const { return int64_t(shape.size()); }
+  bool is_leaf() const { return !grad_fn; }
+  bool is_contiguous() const;
+  void* raw() const { return static_cast<char*>(storage->data.get()) + offset * int64_t(itemsize(dtype)); }
+  template <class T> T* data() const { return static_cast<T*>(raw()); }
+  uint64_t version() const { return storage->version; }
+  void bump_version() { ++storage->version; }
+};
+
+// A new contiguous, uninitialised tensor.
+TensorImplPtr empty(const Shape& shape, DType dtype);
+// A view sharing `base`'s storage (no autograd; the op that calls it records its node).
+TensorImplPtr make_view(const TensorImplPtr& base, Shape shape, Shape strides, int64_t offset);
+// `t` itself when contiguous, else a contiguous copy (no autograd).
+TensorImplPtr contiguous_raw(const TensorImplPtr& t);
+// A contiguous copy converted to `dtype` (no autograd); `t` itself when nothing changes.
+TensorImplPtr cast_raw(const TensorImplPtr& t, DType dtype);
+// Copy src (broadcast to dst's shape, any dtype) into dst's elements (no autograd).
+void copy_into(const TensorImplPtr& dst, const TensorImplPtr& src);
+// A 0-d tensor holding `v` converted to `dtype`.
+TensorImplPtr scalar_tensor(double v, DType dtype);
+// Read element 0 of a one-element tensor as double.
+double item_as_double(const TensorImplPtr& t, const char* op);
+
+}  // namespace lucid

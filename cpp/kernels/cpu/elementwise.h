@@ -1,0 +1,84 @@
+// Elementwise maps over strided operands of one iteration shape (inputs already broadcast:
+// their strides are 0 along broadcast dims). The functor sees storage-type values; functors
+// for half types convert to float themselves (see ops/ for acc_t use).
+#pragma once
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/dtype.h"
+#include "kernels/cpu/loops.h"
+
+namespace lucid::kernels {
+
+// Value conversion between storage types; float -> int64 saturates (NaN -> 0) instead of UB.
+template <class D, class S>
+inline D convert(S s) {
+  using A = acc_t<S>;
+  if constexpr (std::is_same_v<D, int64_t> && std::is_floating_point_v<A>) {
+    A v = A(s);
+    if (!(v == v)) return 0;
+    if (v >= A(9.2233720368547758e18)) return std::numeric_limits<int64_t>::max();
+    if (v <= A(-9.2233720368547758e18)) return std::numeric_limits<int64_t>::min();
+    return int64_t(v);
+  } else if constexpr (std::is_same_v<D, bool>) {
+    return A(s) != A(0);
+  } else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) {
+    return D(float(A(s)));
+  } else {
+    return static_cast<D>(A(s));
+  }
+}
+
+template <class O, class A, class F>
+void map1(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& as, F f) {
+  strided_loop<2>(shape, {&os, &as}, {reinterpret_cast<char*>(out), (char*)(a)},
+                  {int64_t(sizeof(O)), int64_t(sizeof(A))},
+                  [f](std::array<char*, 2> p, int64_t n, std::array<int64_t, 2> s) {
+                    O* o = reinterpret_cast<O*>(p[0]);
+                    const A* x = reinterpret_cast<const A*>(p[1]);
+                    if (s[0] == 1 && s[1] == 1) {
+                      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+                    } else {
+                      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]]);
+                    }
+                  });
+}
+
+template <class O, class A, class B, class F>
+void map2(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& as, const B* b,
+          const Shape& bs, F f) {
+  strided_loop<3>(shape, {&os, &as, &bs},
+                  {reinterpret_cast<char*>(out), (char*)(a), (char*)(b)},
+                  {int64_t(sizeof(O)), int64_t(sizeof(A)), int64_t(sizeof(B))},
+                  [f](std::array<char*, 3> p, int64_t n, std::array<int64_t, 3> s) {
+                    O* o = reinterpret_cast<O*>(p[0]);
+                    const A* x = reinterpret_cast<const A*>(p[1]);
+                    const B* y = reinterpret_cast<const B*>(p[2]);
+                    if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+                      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+                    } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
+                      const B yv = *y;
+                      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+                    } else {
+                      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]]);
+                    }
+                  });
+}
+
+template <class O, class A, class B, class C, class F>
+void map3(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& as, const B* b,
+          const Shape& bs, const C* c, const Shape& cs, F f) {
+  strided_loop<4>(shape, {&os, &as, &bs, &cs},
+                  {reinterpret_cast<char*>(out), (char*)(a), (char*)(b), (char*)(c)},
+                  {int64_t(sizeof(O)), int64_t(sizeof(A)), int64_t(sizeof(B)), int64_t(sizeof(C))},
+                  [f](std::array<char*, 4> p, int64_t n, std::array<int64_t, 4> s) {
+                    O* o = reinterpret_cast<O*>(p[0]);
+                    const A* x = reinterpret_cast<const A*>(p[1]);
+                    const B* y = reinterpret_cast<const B*>(p[2]);
+                    const C* z = reinterpret_cast<const C*>(p[3]);
+                    for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]], z[i * s[3]]);
+                  });
+}
+
+}  // namespace lucid::kernels

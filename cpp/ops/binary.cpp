@@ -1,0 +1,327 @@
+#include "ops/binary.h"
+
+#include <cmath>
+
+#include "ops/op_utils.h"
+
+namespace lucid {
+
+namespace {
+
+int category(DType d) { return d == DType::Bool ? 0 : is_floating(d) ? 2 : 1; }
+
+// Broadcast shape, promoted dtype, and both operands converted to the compute dtype.
+struct Prepared {
+  Shape shape;
+  DType dt;
+  TensorImplPtr a, b;
+};
+Prepared prepare(const char* name, const TensorImplPtr& a, const TensorImplPtr& b, bool float_result) {
+  Prepared p;
+  p.shape = broadcast_shapes(a->shape, b->shape, name);
+  p.dt = result_type(a, b);
+  if (float_result && !is_floating(p.dt)) p.dt = kDefaultFloat;
+  p.a = cast_raw(a, p.dt);
+  p.b = cast_raw(b, p.dt);
+  return p;
+}
+
+template <class A>
+A int_pow(A base, A e) {
+  if (e < 0) return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
+  A r = 1;
+  while (e) {
+    if (e & 1) r *= base;
+    base *= base;
+    e >>= 1;
+  }
+  return r;
+}
+
+// ---- backward nodes ---------------------------------------------------------------------
+
+// Shapes and dtypes of both inputs: the grads go back in each input's own shape and dtype.
+struct InputMeta {
+  Shape a_shape, b_shape;
+  DType a_dtype, b_dtype;
+  void set(const TensorImplPtr& a, const TensorImplPtr& b) {
+    a_shape = a->shape, b_shape = b->shape, a_dtype = a->dtype, b_dtype = b->dtype;
+  }
+};
+
+struct AddBackward : FuncOp<AddBackward, 2>, InputMeta {
+  static const OpSchema& schema_v1;
+  const char* name() const override { return "AddBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    return {needs_input_grad(0) ? grad_for(g, a_shape, a_dtype) : nullptr,
+            needs_input_grad(1) ? grad_for(g, b_shape, b_dtype) : nullptr};
+  }
+};
+const OpSchema& AddBackward::schema_v1 = register_schema(
+    {.name = "add", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+
+struct SubBackward : FuncOp<SubBackward, 2>, InputMeta {
+  static const OpSchema& schema_v1;
+  const char* name() const override { return "SubBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    TensorImplPtr gb;
+    if (needs_input_grad(1)) {
+      auto s = g->shape == b_shape ? g : sum_to(g, b_shape);
+      gb = cast_raw(unary_apply("sub_backward", s, []<class A>() { return [](A v) { return -v; }; }), b_dtype);
+    }
+    return {needs_input_grad(0) ? grad_for(g, a_shape, a_dtype) : nullptr, gb};
+  }
+};
+const OpSchema& SubBackward::schema_v1 = register_schema(
+    {.name = "sub", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+
+struct MulBackward : FuncOp<MulBackward, 2>, InputMeta {
+  static const OpSchema& schema_v1;
+  const char* name() const override { return "MulBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    const auto &a = saved_[0], &b = saved_[1];
+    return {needs_input_grad(0) ? grad_for(mul(g, b), a_shape, a_dtype) : nullptr,
+            needs_input_grad(1) ? grad_for(mul(g, a), b_shape, b_dtype) : nullptr};
+  }
+};
+const OpSchema& MulBackward::schema_v1 = register_schema(
+    {.name = "mul", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+
+struct DivBackward : FuncOp<DivBackward, 2>, InputMeta {
+  static const OpSchema& schema_v1;
+  const char* name() const override { return "DivBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    auto p = prepare("div_backward", g, saved_[1], true);
+    TensorImplPtr ga, gb;
+    if (needs_input_grad(0))
+      ga = grad_for(binary_apply("div_backward", p.shape, p.a, p.b,
+                                 []<class A>() { return [](A x, A y) { return x / y; }; }),
+                    a_shape, a_dtype);
+    if (needs_input_grad(1)) {
+      auto a = cast_raw(saved_[0], p.dt);
+      Shape shape = broadcast_shapes(p.shape, a->shape, "div_backward");
+      gb = grad_for(ternary_apply("div_backward", shape, p.a, a, p.b,
+                                  []<class A>() { return [](A gg, A x, A y) { return -gg * x / (y * y); }; }),
+                    b_shape, b_dtype);
+    }
+    return {ga, gb};
+  }
+};
+const OpSchema& DivBackward::schema_v1 = register_schema(
+    {.name = "div", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+
+struct PowBackward : FuncOp<PowBackward, 2>, InputMeta {
+  static const OpSchema& schema_v1;
+  const char* name() const override { return "PowBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    DType dt = promote_types(g->dtype, saved_[0]->dtype);
+    auto gg = cast_raw(g, dt), a = cast_raw(saved_[0], dt), b = cast_raw(saved_[1], dt);
+    Shape shape = broadcast_shapes(g->shape, broadcast_shapes(a->shape, b->shape, "pow"), "pow");
+    TensorImplPtr ga, gb;
+    if (needs_input_grad(0))
+      ga = grad_for(ternary_apply("pow_backward", shape, gg, a, b, []<class A>() {
+                      // d/da a^b = b a^(b-1); written so that b == 0 gives 0, not 0 * inf.
+                      return [](A gv, A x, A y) { return y == A(0) ? A(0) : gv * y * A(std::pow(x, y - A(1))); };
+                    }), a_shape, a_dtype);
+    if (needs_input_grad(1))
+      gb = grad_for(ternary_apply("pow_backward", shape, gg, a, b, []<class A>() {
+                      // NOTE: d/db a^b = a^b log a; at a == 0 (b > 0) the limit is 0, not NaN.
+                      return [](A gv, A x, A y) {
+                        return (x == A(0) && y >= A(0)) ? A(0) : gv * A(std::pow(x, y)) * A(std::log(x));
+                      };
+                    }), b_shape, b_dtype);
+    return {ga, gb};
+  }
+};
+const OpSchema& PowBackward::schema_v1 = register_schema(
+    {.name = "pow", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+
+// maximum/minimum: the gradient goes to the selected operand, split evenly on ties (PyTorch).
+template <bool IsMax>
+struct ExtremumBackward : FuncOp<ExtremumBackward<IsMax>, 2>, InputMeta {
+  static const OpSchema& schema_v1;
+  const char* name() const override { return IsMax ? "MaximumBackward" : "MinimumBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    DType dt = promote_types(g->dtype, this->saved_[0]->dtype);
+    auto gg = cast_raw(g, dt), a = cast_raw(this->saved_[0], dt), b = cast_raw(this->saved_[1], dt);
+    Shape shape = g->shape;
+    TensorImplPtr ga, gb;
+    if (this->needs_input_grad(0))
+      ga = grad_for(ternary_apply("extremum_backward", shape, gg, a, b, []<class A>() {
+                      return [](A gv, A x, A y) { return x == y ? gv / A(2) : ((x > y) == IsMax ? gv : A(0)); };
+                    }), a_shape, a_dtype);
+    if (this->needs_input_grad(1))
+      gb = grad_for(ternary_apply("extremum_backward", shape, gg, b, a, []<class A>() {
+                      return [](A gv, A x, A y) { return x == y ? gv / A(2) : ((x > y) == IsMax ? gv : A(0)); };
+                    }), b_shape, b_dtype);
+    return {ga, gb};
+  }
+};
+template <>
+const OpSchema& ExtremumBackward<true>::schema_v1 = register_schema(
+    {.name = "maximum", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+template <>
+const OpSchema& ExtremumBackward<false>::schema_v1 = register_schema(
+    {.name = "minimum", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+
+template <class NodeT>
+void record(const TensorImplPtr& out, const TensorImplPtr& a, const TensorImplPtr& b, bool save) {
+  if (!any_requires_grad({&a, &b})) return;
+  auto n = std::make_shared<NodeT>();
+  n->set(a, b);
+  n->set_inputs({a, b});
+  if (save) {
+    n->save(0, a);
+    n->save(1, b);
+  }
+  attach_node(out, std::move(n));
+}
+
+}  // namespace
+
+DType result_type(const TensorImplPtr& a, const TensorImplPtr& b) {
+  bool a0 = a->ndim() == 0, b0 = b->ndim() == 0;
+  if (a0 != b0) {
+    const auto& dim = a0 ? b : a;
+    const auto& zero = a0 ? a : b;
+    if (category(zero->dtype) <= category(dim->dtype)) return dim->dtype;
+  }
+  return promote_types(a->dtype, b->dtype);
+}
+
+TensorImplPtr add(const TensorImplPtr& a, const TensorImplPtr& b) {
+  auto p = prepare("add", a, b, false);
+  auto out = binary_apply("add", p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return A(x + y); }; });
+  record<AddBackward>(out, a, b, false);
+  return out;
+}
+
+TensorImplPtr sub(const TensorImplPtr& a, const TensorImplPtr& b) {
+  LUCID_CHECK_DTYPE(a->dtype != DType::Bool || b->dtype != DType::Bool,
+                    "sub: subtracting two bool tensors is not supported; use logical_xor");
+  auto p = prepare("sub", a, b, false);
+  auto out = binary_apply("sub", p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return A(x - y); }; });
+  record<SubBackward>(out, a, b, false);
+  return out;
+}
+
+TensorImplPtr mul(const TensorImplPtr& a, const TensorImplPtr& b) {
+  auto p = prepare("mul", a, b, false);
+  auto out = binary_apply("mul", p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return A(x * y); }; });
+  record<MulBackward>(out, a, b, true);
+  return out;
+}
+
+TensorImplPtr div(const TensorImplPtr& a, const TensorImplPtr& b) {
+  auto p = prepare("div", a, b, true);
+  auto out = binary_apply("div", p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return A(x / y); }; });
+  record<DivBackward>(out, a, b, true);
+  return out;
+}
+
+TensorImplPtr pow(const TensorImplPtr& a, const TensorImplPtr& b) {
+  auto p = prepare("pow", a, b, false);
+  auto out = binary_apply("pow", p.shape, p.a, p.b, []<class A>() {
+    return [](A x, A y) {
+      if constexpr (std::is_integral_v<A>) return int_pow<A>(x, y);
+      else return A(std::pow(x, y));
+    };
+  });
+  record<PowBackward>(out, a, b, true);
+  return out;
+}
+
+TensorImplPtr maximum(const TensorImplPtr& a, const TensorImplPtr& b) {
+  auto p = prepare("maximum", a, b, false);
+  auto out = binary_apply("maximum", p.shape, p.a, p.b, []<class A>() {
+    return [](A x, A y) { return (x != x || x > y) ? x : y; };  // NaN propagates
+  });
+  record<ExtremumBackward<true>>(out, a, b, true);
+  return out;
+}
+
+TensorImplPtr minimum(const TensorImplPtr& a, const TensorImplPtr& b) {
+  auto p = prepare("minimum", a, b, false);
+  auto out = binary_apply("minimum", p.shape, p.a, p.b, []<class A>() {
+    return [](A x, A y) { return (x != x || x < y) ? x : y; };
+  });
+  record<ExtremumBackward<false>>(out, a, b, true);
+  return out;
+}
+
+static const OpSchema& kCompareSchema = register_schema(
+    {.name = "compare", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = false});
+
+TensorImplPtr compare(const TensorImplPtr& a, const TensorImplPtr& b, CompareOp op) {
+  static const char* names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  const char* name = names[int(op)];
+  (void)kCompareSchema;
+  auto p = prepare(name, a, b, false);
+  switch (op) {
+    case CompareOp::Eq: return binary_apply<true>(name, p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return x == y; }; });
+    case CompareOp::Ne: return binary_apply<true>(name, p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return x != y; }; });
+    case CompareOp::Lt: return binary_apply<true>(name, p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return x < y; }; });
+    case CompareOp::Le: return binary_apply<true>(name, p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return x <= y; }; });
+    case CompareOp::Gt: return binary_apply<true>(name, p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return x > y; }; });
+    case CompareOp::Ge: return binary_apply<true>(name, p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return x >= y; }; });
+  }
+  return nullptr;
+}
+
+// ---- in place ---------------------------------------------------------------------------
+
+void check_inplace(const TensorImplPtr& t, const char* op) {
+  LUCID_CHECK(!(GradMode::is_enabled() && t->requires_grad), op,
+              ": a tensor that requires grad cannot be modified in place while grad mode is on "
+              "(use no_grad(), or detach() first)");
+}
+
+namespace {
+template <class FFactory>
+TensorImplPtr inplace(const char* name, const TensorImplPtr& a, const TensorImplPtr& b, FFactory make) {
+  check_inplace(a, name);
+  broadcast_shapes(a->shape, b->shape, name);
+  LUCID_CHECK_SHAPE(broadcast_shapes(a->shape, b->shape, name) == a->shape, name, ": operand of shape ",
+                    shape_str(b->shape), " cannot be broadcast to the in-place target of shape ",
+                    shape_str(a->shape));
+  LUCID_CHECK_DTYPE(is_floating(a->dtype) || !is_floating(b->dtype), name, ": result type ",
+                    dtype_name(b->dtype), " cannot be cast to the in-place target's dtype ", dtype_name(a->dtype));
+  auto bb = cast_raw(b, a->dtype);
+  Shape bs = broadcast_strides(bb->shape, bb->strides, a->shape);
+  LUCID_DISPATCH(a->dtype, name, [&] {
+    using T = scalar_t;
+    using A = acc_t<T>;
+    auto f = make.template operator()<A>();
+    kernels::map2(a->shape, a->data<T>(), a->strides, a->data<T>(), a->strides, bb->data<T>(), bs,
+                  [f](T x, T y) { return kernels::convert<T>(f(A(x), A(y))); });
+  });
+  a->bump_version();
+  return a;
+}
+}  // namespace
+
+TensorImplPtr add_(const TensorImplPtr& a, const TensorImplPtr& b, double alpha) {
+  if (alpha == 1.0) return inplace("add_", a, b, []<class A>() { return [](A x, A y) { return A(x + y); }; });
+  return inplace("add_", a, b, [alpha]<class A>() { return [alpha](A x, A y) { return A(x + A(alpha) * y); }; });
+}
+TensorImplPtr sub_(const TensorImplPtr& a, const TensorImplPtr& b) {
+  return inplace("sub_", a, b, []<class A>() { return [](A x, A y) { return A(x - y); }; });
+}
+TensorImplPtr mul_(const TensorImplPtr& a, const TensorImplPtr& b) {
+  return inplace("mul_", a, b, []<class A>() { return [](A x, A y) { return A(x * y); }; });
+}
+TensorImplPtr div_(const TensorImplPtr& a, const TensorImplPtr& b) {
+  LUCID_CHECK_DTYPE(is_floating(a->dtype), "div_: in-place true division needs a floating target, got ",
+                    dtype_name(a->dtype));
+  return inplace("div_", a, b, []<class A>() { return [](A x, A y) { return A(x / y); }; });
+}
+TensorImplPtr copy_(const TensorImplPtr& a, const TensorImplPtr& b) {
+  check_inplace(a, "copy_");
+  LUCID_CHECK_SHAPE(broadcast_shapes(a->shape, b->shape, "copy_") == a->shape, "copy_: source of shape ",
+                    shape_str(b->shape), " cannot be broadcast to the target of shape ", shape_str(a->shape));
+  copy_into(a, b);
+  a->bump_version();
+  return a;
+}
+
+}  // namespace lucid

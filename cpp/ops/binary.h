@@ -1,0 +1,35 @@
+// Binary elementwise ops with numpy broadcasting and PyTorch type promotion:
+// add, sub, mul, div (true division), pow, maximum, minimum (differentiable), the comparisons
+// (bool result, no gradient) and the in-place forms used by optimizers and .grad accumulation.
+// Gradients of broadcast operands are summed back to their shapes (sum_to).
+#pragma once
+#include "core/tensor_impl.h"
+
+namespace lucid {
+
+TensorImplPtr add(const TensorImplPtr& a, const TensorImplPtr& b);
+TensorImplPtr sub(const TensorImplPtr& a, const TensorImplPtr& b);
+TensorImplPtr mul(const TensorImplPtr& a, const TensorImplPtr& b);
+TensorImplPtr div(const TensorImplPtr& a, const TensorImplPtr& b);
+TensorImplPtr pow(const TensorImplPtr& a, const TensorImplPtr& b);
+TensorImplPtr maximum(const TensorImplPtr& a, const TensorImplPtr& b);
+TensorImplPtr minimum(const TensorImplPtr& a, const TensorImplPtr& b);
+
+enum class CompareOp { Eq, Ne, Lt, Le, Gt, Ge };
+TensorImplPtr compare(const TensorImplPtr& a, const TensorImplPtr& b, CompareOp op);
+
+// In place on `a` (b broadcast to a's shape, computed in a's dtype); bumps a's version.
+// Refuses a tensor that requires grad while grad mode is on.
+TensorImplPtr add_(const TensorImplPtr& a, const TensorImplPtr& b, double alpha = 1.0);
+TensorImplPtr sub_(const TensorImplPtr& a, const TensorImplPtr& b);
+TensorImplPtr mul_(const TensorImplPtr& a, const TensorImplPtr& b);
+TensorImplPtr div_(const TensorImplPtr& a, const TensorImplPtr& b);
+// Copies b (broadcast, any dtype) into a.
+TensorImplPtr copy_(const TensorImplPtr& a, const TensorImplPtr& b);
+// Raises when `t` may not be modified in place (requires grad under grad mode).
+void check_inplace(const TensorImplPtr& t, const char* op);
+
+// PyTorch's result_type for two tensors: 0-d tensors only promote across categories.
+DType result_type(const TensorImplPtr& a, const TensorImplPtr& b);
+
+}  // namespace lucid
