@@ -26,12 +26,12 @@ LUCID_BINDING(autograd, 1) {
                    amp_policy_name(s.amp_policy), ", produces_grad=", s.produces_grad ? "True" : "False", ")");
       });
 
-  m.def("schema", [](const std::string& name) {
+  m.def("_schema", [](const std::string& name) {
     const OpSchema* s = find_schema(name);
     LUCID_CHECK(s, "schema: no op named '", name, "' is registered");
     return *s;
   });
-  m.def("schemas", []() { return all_schemas(); });
+  m.def("_schemas", []() { return all_schemas(); });
 
   py::class_<Node, NodePtr>(m, "Node")
       .def("name", &Node::name)
@@ -48,7 +48,7 @@ LUCID_BINDING(autograd, 1) {
   py::class_<AccumulateGrad, Node, std::shared_ptr<AccumulateGrad>>(m, "AccumulateGrad")
       .def_readonly("variable", &AccumulateGrad::variable);
 
-  m.def("run_backward", [](std::vector<TensorImplPtr> roots, std::vector<TensorImplPtr> grads,
+  m.def("_run_backward", [](std::vector<TensorImplPtr> roots, std::vector<TensorImplPtr> grads,
                            bool retain_graph, std::vector<TensorImplPtr> inputs) {
     py::gil_scoped_release nogil;
     return Engine::backward(roots, grads, retain_graph, inputs);

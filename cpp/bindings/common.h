@@ -36,4 +36,14 @@ Shape shape_args(const py::args& args, const char* op);
 std::vector<int64_t> dims_arg(py::handle h, const char* op);
 DType dtype_arg(py::handle h, DType fallback);
 
+// Adds (or overloads) a method of the Tensor class from any binding file:
+//   def_method("exp", [](const TensorImplPtr& t) { return exp(t); });
+template <class F, class... Extra>
+void def_method(const char* name, F&& f, const Extra&... extra) {
+  py::object cls = py::type::of<TensorImpl>();
+  py::cpp_function cf(std::forward<F>(f), py::name(name), py::is_method(cls),
+                      py::sibling(py::getattr(cls, name, py::none())), extra...);
+  py::setattr(cls, name, cf);
+}
+
 }  // namespace lucid::bindings

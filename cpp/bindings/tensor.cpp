@@ -309,20 +309,20 @@ LUCID_BINDING(tensor, 0) {
   m.def("minimum", [](const TensorImplPtr& a, const TensorImplPtr& b) { return minimum(a, b); });
   m.def("result_type", [](const TensorImplPtr& a, const TensorImplPtr& b) { return result_type(a, b); });
 
-  m.def("from_numpy", &from_numpy);
-  m.def("empty", [](py::handle shape, py::handle dtype) { return empty(shape_arg(shape, "empty"), dtype_arg(dtype, kDefaultFloat)); });
-  m.def("full", [](py::handle shape, double v, py::handle dtype) { return full(shape_arg(shape, "full"), v, dtype_arg(dtype, kDefaultFloat)); });
-  m.def("arange", [](double a, double b, double s, DType d) { return arange(a, b, s, d); });
-  m.def("linspace", [](double a, double b, int64_t n, DType d) { return linspace(a, b, n, d); });
+  m.def("_from_numpy", &from_numpy);
+  m.def("_empty", [](py::handle shape, py::handle dtype) { return empty(shape_arg(shape, "empty"), dtype_arg(dtype, kDefaultFloat)); });
+  m.def("_full", [](py::handle shape, double v, py::handle dtype) { return full(shape_arg(shape, "full"), v, dtype_arg(dtype, kDefaultFloat)); });
+  m.def("_arange", [](double a, double b, double s, DType d) { return arange(a, b, s, d); });
+  m.def("_linspace", [](double a, double b, int64_t n, DType d) { return linspace(a, b, n, d); });
   m.def("manual_seed", &manual_seed);
   m.def("initial_seed", &initial_seed);
-  m.def("randint_", [](const TensorImplPtr& t, int64_t lo, int64_t hi) { return randint_(t, lo, hi); });
+  m.def("_randint_", [](const TensorImplPtr& t, int64_t lo, int64_t hi) { return randint_(t, lo, hi); });
 
   // grad mode and autocast state (the Python context managers save and restore these)
   m.def("is_grad_enabled", &GradMode::is_enabled);
-  m.def("set_grad_enabled", &GradMode::set_enabled);
-  m.def("autocast_state", []() { return py::make_tuple(autocast_state().enabled, autocast_state().dtype); });
-  m.def("set_autocast_state", [](bool on, DType d) {
+  m.def("_set_grad_enabled", &GradMode::set_enabled);
+  m.def("_autocast_state", []() { return py::make_tuple(autocast_state().enabled, autocast_state().dtype); });
+  m.def("_set_autocast_state", [](bool on, DType d) {
     LUCID_CHECK_DTYPE(d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32,
                       "autocast: dtype must be float16 or bfloat16, got ", dtype_name(d));
     autocast_state().enabled = on;

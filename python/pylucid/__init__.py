@@ -1,4 +1,8 @@
-"""pylucid: a small autograd framework with a C++ core."""
+"""pylucid: a small autograd framework with a C++ core, centred on the RMSNorm family.
+
+Tensors live in C++ (``pylucid.Tensor``); this package adds the PyTorch-style Python surface:
+creation functions, ``nn``, ``optim``, ``autograd`` helpers and ``autocast``.
+"""
 import os as _os
 
 import scipy_openblas32 as _openblas  # noqa: F401  (loads the BLAS library _C links against)
@@ -7,4 +11,20 @@ if _os.environ.get("PYLUCID_EXT_DIR"):  # development: an extension built outsid
     __path__.insert(0, _os.environ["PYLUCID_EXT_DIR"])
 
 from . import _C  # noqa: E402
-from ._C import Tensor, dtype, LucidError, ShapeMismatch, DtypeMismatch, IndexOutOfRange  # noqa: F401,E402
+from ._C import (  # noqa: E402,F401
+    DtypeMismatch,
+    IndexOutOfRange,
+    LucidError,
+    ShapeMismatch,
+    Tensor,
+    dtype,
+)
+from ._tensor import *  # noqa: E402,F401,F403
+from ._math import *  # noqa: E402,F401,F403
+from ._shape import *  # noqa: E402,F401,F403
+from .amp import autocast  # noqa: E402,F401
+from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
+from . import autograd, nn, ops, optim  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
+
+__version__ = "0.1.0"

@@ -1,0 +1,344 @@
+"""Tensor creation, numpy/DLPack interop and the Python-side Tensor methods.
+
+The Tensor class itself is C++ (``pylucid._C.Tensor``); methods that are pure conveniences
+(repr, tolist, dtype shorthands, interop protocols) are attached here.
+"""
+import builtins as _builtins
+import numpy as _np
+
+from . import _C
+from ._C import Tensor, dtype
+
+__all__ = [
+    "float16", "half", "bfloat16", "float32", "float", "float64", "double", "int64", "long", "bool",
+    "tensor", "as_tensor", "from_numpy", "from_dlpack", "empty", "zeros", "ones", "full", "arange",
+    "linspace", "rand", "randn", "randint", "empty_like", "zeros_like", "ones_like", "full_like",
+    "rand_like", "randn_like", "randint_like", "manual_seed", "initial_seed", "is_tensor",
+    "get_default_dtype", "promote_types", "result_type",
+]
+
+float16 = half = dtype.float16
+bfloat16 = dtype.bfloat16
+float32 = dtype.float32
+float64 = double = dtype.float64
+int64 = long = dtype.int64
+globals()["float"] = dtype.float32
+globals()["bool"] = _bool_dtype = dtype.bool
+
+promote_types = _C.promote_types
+result_type = _C.result_type
+manual_seed = _C.manual_seed
+initial_seed = _C.initial_seed
+
+_NP_OF = {dtype.bool: _np.bool_, dtype.int64: _np.int64, dtype.float16: _np.float16,
+          dtype.float32: _np.float32, dtype.float64: _np.float64}
+
+
+def get_default_dtype():
+    """The dtype of floating tensors created from Python numbers: ``pylucid.float32``."""
+    return float32
+
+
+def is_tensor(obj):
+    """True when ``obj`` is a pylucid Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def _shape(size):
+    if len(size) == 1 and not isinstance(size[0], int):
+        return tuple(size[0])
+    return tuple(size)
+
+
+def _infer_dtype(arr):
+    k = arr.dtype.kind
+    if k == "b":
+        return dtype.bool
+    if k in "iu":
+        return dtype.int64
+    if k == "f":
+        return {2: dtype.float16, 4: dtype.float32, 8: dtype.float64}[arr.dtype.itemsize]
+    raise _C.DtypeMismatch(f"tensor: unsupported data of numpy dtype {arr.dtype}")
+
+
+def from_numpy(array):
+    """A tensor sharing memory with a numpy array (no copy where dtype and strides allow).
+
+    >>> import numpy as np
+    >>> a = np.arange(3.0)
+    >>> t = from_numpy(a); a[0] = 7.0; t.tolist()
+    [7.0, 1.0, 2.0]
+    """
+    if not isinstance(array, _np.ndarray):
+        raise _C.DtypeMismatch(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    return _C._from_numpy(array)
+
+
+def tensor(data, dtype=None, requires_grad=False):
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays, tensors).
+
+    Python floats become float32, ints int64, bools bool; numpy arrays keep their dtype.
+
+    >>> tensor([[1, 2], [3, 4]]).shape
+    (2, 2)
+    >>> tensor([1.5, 2.0]).dtype
+    pylucid.float32
+    """
+    if isinstance(data, Tensor):
+        t = data.detach().to(dtype or data.dtype).clone()
+    else:
+        from_np = isinstance(data, _np.ndarray) or isinstance(data, _np.generic)
+        try:
+            arr = _np.array(data)
+        except (ValueError, TypeError) as e:
+            raise _C.ShapeMismatch(f"tensor: cannot build a tensor from {type(data).__name__}: {e}") from None
+        if arr.dtype == object:
+            raise _C.ShapeMismatch("tensor: data is ragged or holds non-numbers; expected a rectangular "
+                                   "nested sequence of numbers")
+        if dtype is None:
+            dtype = _infer_dtype(arr)
+            if not from_np and arr.dtype.kind == "f":
+                dtype = float32
+        if dtype == bfloat16:
+            t = _C._from_numpy(_np.ascontiguousarray(arr, dtype=_np.float32)).to(bfloat16)
+        else:
+            t = _C._from_numpy(_np.array(arr, dtype=_NP_OF[dtype], copy=True, order="C"))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def as_tensor(data, dtype=None):
+    """Like :func:`tensor`, but shares memory with a numpy array or tensor when it can."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or dtype == data.dtype else data.to(dtype)
+    if isinstance(data, _np.ndarray) and (dtype is None or _NP_OF.get(dtype) == data.dtype.type):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
+
+
+def empty(*size, dtype=None, requires_grad=False):
+    """An uninitialised tensor of the given shape."""
+    t = _C._empty(_shape(size), dtype)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def full(size, fill_value, dtype=None, requires_grad=False):
+    """A tensor filled with ``fill_value`` (dtype inferred from the value when not given)."""
+    if dtype is None:
+        dtype = (_bool_dtype if isinstance(fill_value, _builtins.bool)
+                 else int64 if isinstance(fill_value, int) else float32)
+    t = _C._full(tuple(size) if not isinstance(size, int) else (size,), _builtins.float(fill_value), dtype)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+
+def zeros(*size, dtype=None, requires_grad=False):
+    """A tensor of zeros."""
+    return full(_shape(size), 0.0, dtype=dtype or float32, requires_grad=requires_grad)
+
+
+def ones(*size, dtype=None, requires_grad=False):
+    """A tensor of ones."""
+    return full(_shape(size), 1.0, dtype=dtype or float32, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False):
+    """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``.
+
+    >>> arange(4).tolist()
+    [0, 1, 2, 3]
+    """
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        dtype = int64 if all(isinstance(v, int) for v in (start, end, step)) else float32
+    t = _C._arange(_builtins.float(start), _builtins.float(end), _builtins.float(step), dtype)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def linspace(start, end, steps, dtype=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    t = _C._linspace(_builtins.float(start), _builtins.float(end), int(steps), dtype or float32)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def rand(*size, dtype=None, requires_grad=False):
+    """Uniform samples in [0, 1) from the generator seeded by :func:`manual_seed`."""
+    t = empty(*size, dtype=dtype).uniform_(0.0, 1.0)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def randn(*size, dtype=None, requires_grad=False):
+    """Standard normal samples from the generator seeded by :func:`manual_seed`."""
+    t = empty(*size, dtype=dtype).normal_(0.0, 1.0)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def randint(low, high=None, size=None, dtype=None):
+    """Integers uniform in [low, high); ``randint(high, size)`` as PyTorch also accepts."""
+    if size is None:
+        if high is None or isinstance(high, int):
+            raise _C.LucidError("randint: size is required, e.g. randint(0, 10, (3,))")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    t = _C._empty(tuple(size) if not isinstance(size, int) else (size,), dtype or int64)
+    return _C._randint_(t, int(low), int(high))
+
+
+def empty_like(t, dtype=None, requires_grad=False):
+    """An uninitialised tensor with ``t``'s shape (and dtype unless given)."""
+    return empty(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def zeros_like(t, dtype=None, requires_grad=False):
+    """Zeros with ``t``'s shape (and dtype unless given)."""
+    return full(t.shape, 0.0, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def ones_like(t, dtype=None, requires_grad=False):
+    """Ones with ``t``'s shape (and dtype unless given)."""
+    return full(t.shape, 1.0, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, requires_grad=False):
+    """``fill_value`` with ``t``'s shape (and dtype unless given)."""
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def rand_like(t, dtype=None, requires_grad=False):
+    """Uniform [0, 1) samples with ``t``'s shape."""
+    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def randn_like(t, dtype=None, requires_grad=False):
+    """Standard normal samples with ``t``'s shape."""
+    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def randint_like(t, low, high=None, dtype=None):
+    """Integers in [low, high) with ``t``'s shape."""
+    return randint(low, high, t.shape, dtype=dtype or int64)
+
+
+def from_dlpack(obj):
+    """A tensor sharing memory with any object that speaks DLPack (numpy, PyTorch, ...)."""
+    if isinstance(obj, Tensor):
+        return obj
+    return _C._from_numpy(_np.from_dlpack(obj))
+
+
+# ---- Tensor methods written in Python --------------------------------------------------------
+
+def _numpy_for_display(t):
+    t = t.detach()
+    if t.dtype == bfloat16:
+        t = t.to(float32)
+    return t.numpy()
+
+
+def _repr(self):
+    arr = _numpy_for_display(self)
+    body = _np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
+                            precision=4, floatmode="maxprec_equal")
+    extras = []
+    if self.dtype not in (float32, int64, dtype.bool) or self.numel() == 0:
+        extras.append(f"dtype={self.dtype!r}")
+    if self.grad_fn is not None:
+        extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+    elif self.requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+
+def _tolist(self):
+    """Nested Python lists of Python numbers (a number for a 0-d tensor)."""
+    return _numpy_for_display(self).tolist()
+
+
+def _array(self, dtype=None, copy=None):
+    """NumPy's conversion protocol: a view of the data where the layout allows."""
+    t = self.detach()
+    needs_copy = t.dtype == bfloat16
+    if needs_copy and copy is False:
+        raise ValueError("__array__: bfloat16 has no numpy dtype, so a copy is required")
+    arr = t.to(float32).numpy() if needs_copy else t.numpy()
+    if dtype is not None and arr.dtype != _np.dtype(dtype):
+        if copy is False:
+            raise ValueError(f"__array__: converting {self.dtype} to {dtype} requires a copy")
+        return arr.astype(dtype)
+    return arr.copy() if copy else arr
+
+
+def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """DLPack export (zero copy) through numpy's implementation of the protocol."""
+    if self.requires_grad:
+        raise _C.LucidError("__dlpack__: can't export a tensor that requires grad; use detach()")
+    if self.dtype == bfloat16:
+        raise _C.DtypeMismatch("__dlpack__: bfloat16 export is not supported; convert with .float()")
+    kwargs = {}
+    if max_version is not None:
+        kwargs["max_version"] = max_version
+    if dl_device is not None:
+        kwargs["dl_device"] = dl_device
+    if copy is not None:
+        kwargs["copy"] = copy
+    return self.numpy().__dlpack__(stream=stream, **kwargs)
+
+
+def _dlpack_device(self):
+    return (1, 0)  # kDLCPU, device 0
+
+
+def _size(self, dim=None):
+    """The shape, or its length along ``dim``."""
+    if dim is None:
+        return self.shape
+    n = self.ndim
+    if not -max(n, 1) <= dim < max(n, 1):
+        raise _C.IndexOutOfRange(f"size: dim {dim} out of range for a tensor with {n} dims")
+    return self.shape[dim]
+
+
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on."""
+    if create_graph:
+        raise _C.LucidError("backward: create_graph=True (higher-order gradients) is not supported")
+    if inputs is not None:
+        raise _C.LucidError("backward: inputs= is not supported; use pylucid.autograd.grad")
+    _backward_c(self, gradient, _builtins.bool(retain_graph))
+
+
+_backward_c = Tensor.backward
+
+
+def _as(dt):
+    def conv(self):
+        return self.to(dt)
+    conv.__doc__ = f"This tensor converted to {dt!r} (self when it already is)."
+    return conv
+
+
+Tensor.__repr__ = _repr
+Tensor.__str__ = _repr
+Tensor.tolist = _tolist
+Tensor.__array__ = _array
+Tensor.__array_priority__ = 1000  # numpy defers to Tensor's reflected operators
+Tensor.__dlpack__ = _dlpack
+Tensor.__dlpack_device__ = _dlpack_device
+Tensor.size = _size
+Tensor.backward = _backward
+Tensor.float = _as(float32)
+Tensor.double = _as(float64)
+Tensor.half = _as(float16)
+Tensor.bfloat16 = _as(bfloat16)
+Tensor.long = _as(int64)
+Tensor.bool = _as(dtype.bool)
+Tensor.is_floating_point = lambda self: self.dtype.is_floating_point
+Tensor.device = property(lambda self: "cpu")
+Tensor.cpu = lambda self: self
+Tensor.type_as = lambda self, other: self.to(other.dtype)
+Tensor.nelement = Tensor.numel
+Tensor.__format__ = lambda self, spec: (format(self.item(), spec) if self.numel() == 1 and spec
+                                        else _repr(self))

@@ -1,0 +1,62 @@
+"""Automatic mixed precision: ``pylucid.autocast``.
+
+Inside ``with pylucid.autocast(dtype=pylucid.bfloat16):`` every op applies its schema's
+AmpPolicy: Promote ops (matmul, linear) cast floating inputs to the autocast dtype, ForceFP32
+ops (norms, softmax, losses, sum/mean) compute in float32 and return float32, KeepInput ops
+follow ordinary type promotion. The state is per thread; contexts nest and restore on exit.
+"""
+import functools
+
+from . import _C
+
+__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype"]
+
+
+def is_autocast_enabled():
+    """True inside an enabled ``autocast`` context on this thread."""
+    return _C._autocast_state()[0]
+
+
+def get_autocast_dtype():
+    """The dtype Promote ops run in under autocast on this thread."""
+    return _C._autocast_state()[1]
+
+
+class autocast:
+    """Context manager (or decorator) enabling mixed precision on this thread.
+
+    Args:
+        dtype: ``pylucid.float16`` or ``pylucid.bfloat16`` (default ``bfloat16``).
+        enabled: ``False`` turns autocast off inside the block (useful when nesting).
+
+    >>> import pylucid
+    >>> a = pylucid.ones(2, 2)
+    >>> with pylucid.autocast(dtype=pylucid.bfloat16):
+    ...     (a @ a).dtype
+    pylucid.bfloat16
+    """
+
+    def __init__(self, dtype=None, enabled=True, device_type="cpu"):
+        if device_type not in ("cpu", None):
+            raise _C.LucidError(f"autocast: only device_type='cpu' exists, got {device_type!r}")
+        self.dtype = _C.dtype.bfloat16 if dtype is None else dtype
+        if self.dtype not in (_C.dtype.float16, _C.dtype.bfloat16):
+            raise _C.DtypeMismatch(f"autocast: dtype must be pylucid.float16 or pylucid.bfloat16, "
+                                   f"got {self.dtype!r}")
+        self.enabled = bool(enabled)
+
+    def __enter__(self):
+        self._prev = _C._autocast_state()
+        _C._set_autocast_state(self.enabled, self.dtype)
+        return self
+
+    def __exit__(self, *exc):
+        _C._set_autocast_state(*self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with autocast(self.dtype, self.enabled):
+                return fn(*args, **kwargs)
+        return wrapper

@@ -1,0 +1,17 @@
+"""Autograd: grad mode, ``grad``/``backward``, ``gradcheck``, and the C++ backward nodes.
+
+Every backward node class of the core (``RMSNormBackward``, ...) is importable from here; a
+tensor's ``grad_fn`` is an instance of one of them.
+"""
+from .. import _C
+from .functional import backward, grad  # noqa: F401
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .gradcheck import gradcheck  # noqa: F401
+
+Node = _C.Node
+# Export the node classes the bindings define (RMSNormBackward, GroupRMSNormBackward, ...).
+for _name in dir(_C):
+    _obj = getattr(_C, _name)
+    if isinstance(_obj, type) and issubclass(_obj, _C.Node):
+        globals()[_name] = _obj
+del _name, _obj

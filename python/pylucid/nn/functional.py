@@ -1,0 +1,3 @@
+"""Functional forms of the nn layers: ``pylucid.nn.functional`` (PyTorch's ``F``)."""
+from ._functional_norm import *  # noqa: F401,F403
+from ._functional_train import *  # noqa: F401,F403

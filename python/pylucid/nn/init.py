@@ -1,0 +1,1 @@
+"""Parameter initialisation (filled in by the training work)."""

@@ -1,0 +1,3 @@
+"""The layer classes of ``pylucid.nn``."""
+from .norm import *  # noqa: F401,F403
+from .train import *  # noqa: F401,F403

@@ -1,0 +1,104 @@
+"""Binary ops: forward vs numpy, gradients, broadcasting, promotion, in-place rules."""
+import numpy as np
+import pytest
+
+import pylucid
+from helpers import check_op, rand_array
+
+F64 = pylucid.float64
+
+
+@pytest.mark.parametrize("op,ref", [
+    (lambda a, b: a + b, np.add),
+    (lambda a, b: a - b, np.subtract),
+    (lambda a, b: a * b, np.multiply),
+    (lambda a, b: a / b, np.divide),
+    (lambda a, b: pylucid.maximum(a, b), np.maximum),
+    (lambda a, b: pylucid.minimum(a, b), np.minimum),
+])
+@pytest.mark.parametrize("sa,sb", [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((5,), ())])
+def test_binary_forward_and_grad(op, ref, sa, sb):
+    """Guards against wrong gradients for broadcast operands (must be summed back to their shape)."""
+    check_op(op, ref, [sa, sb], positive=True)
+
+
+def test_pow_grad_both_operands():
+    """Guards against the exponent's gradient (a^b log a) being dropped or NaN."""
+    check_op(lambda a, b: a ** b, np.power, [(3, 2), (2,)], positive=True)
+
+
+def test_pow_zero_base_gradient_is_finite():
+    """Guards against 0 * log(0) = NaN in d(a^b)/db at a == 0."""
+    a = pylucid.tensor([0.0, 2.0], dtype=F64, requires_grad=True)
+    b = pylucid.tensor([2.0, 3.0], dtype=F64, requires_grad=True)
+    (a ** b).backward(pylucid.ones(2, dtype=F64))
+    assert np.isfinite(np.asarray(b.grad)).all()
+    np.testing.assert_allclose(np.asarray(a.grad), [0.0, 12.0])
+
+
+def test_scalar_operands_follow_pytorch_promotion():
+    """Guards against Python floats widening float32 tensors (or ints turning int tensors float)."""
+    x = pylucid.ones(2)
+    assert (x + 1.5).dtype == pylucid.float32
+    assert (2 * x).dtype == pylucid.float32
+    i = pylucid.tensor([1, 2])
+    assert (i + 1).dtype == pylucid.int64
+    assert (i + 0.5).dtype == pylucid.float32
+    assert (i / 2).dtype == pylucid.float32
+    assert (pylucid.ones(2, dtype=pylucid.float16) + pylucid.ones(2)).dtype == pylucid.float32
+    assert (1 - x).tolist() == [0.0, 0.0]
+    assert (2 ** pylucid.tensor([1.0, 3.0])).tolist() == [2.0, 8.0]
+
+
+def test_comparisons_give_bool_and_no_grad():
+    x = pylucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    c = x > 1.5
+    assert c.dtype == pylucid.bool and not c.requires_grad
+    assert c.tolist() == [False, True, True]
+    assert (x == pylucid.tensor([1.0, 0.0, 3.0])).tolist() == [True, False, True]
+
+
+def test_broadcast_error_names_op_and_shapes():
+    with pytest.raises(pylucid.ShapeMismatch, match=r"mul: shapes \[2, 3\] and \[4\]"):
+        pylucid.ones(2, 3) * pylucid.ones(4)
+    with pytest.raises(ValueError):  # ShapeMismatch is also a ValueError
+        pylucid.ones(2, 3) + pylucid.ones(2)
+
+
+def test_inplace_on_leaf_requiring_grad_is_refused():
+    """Guards against silently corrupting a leaf that autograd tracks."""
+    x = pylucid.ones(3, requires_grad=True)
+    with pytest.raises(pylucid.LucidError, match="in place"):
+        x.add_(1.0)
+    with pylucid.no_grad():
+        x.add_(1.0)
+    assert x.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_saved_tensor_modified_in_place_raises_at_backward():
+    """Guards against wrong gradients after a saved input was overwritten (version counter)."""
+    a = pylucid.tensor([1.0, 2.0], requires_grad=True)
+    b = pylucid.tensor([3.0, 4.0])
+    y = (a * b).sum() if hasattr(pylucid.Tensor, "sum") else None
+    y = a * b
+    b.mul_(2.0)
+    with pytest.raises(pylucid.LucidError, match="modified by an in-place operation"):
+        y.backward(pylucid.ones(2))
+
+
+def test_second_backward_without_retain_graph_raises():
+    a = pylucid.tensor([1.0, 2.0], requires_grad=True)
+    y = a * a
+    y.backward(pylucid.ones(2), retain_graph=True)
+    y.backward(pylucid.ones(2))
+    np.testing.assert_allclose(np.asarray(a.grad), [4.0, 8.0])
+    with pytest.raises(pylucid.LucidError, match="second time"):
+        y.backward(pylucid.ones(2))
+
+
+def test_float16_and_bfloat16_arithmetic_close_to_float32():
+    a, b = rand_array((64,)), rand_array((64,))
+    for dt in (pylucid.float16, pylucid.bfloat16):
+        x = pylucid.tensor(a, dtype=dt) * pylucid.tensor(b, dtype=dt)
+        assert x.dtype == dt
+        np.testing.assert_allclose(np.asarray(x.float()), a * b, atol=2e-2, rtol=2e-2)
