@@ -19,8 +19,11 @@ TensorImplPtr unary_apply(const char* name, const TensorImplPtr& a, FFactory mak
     using T = scalar_t;
     using O = out_t<ToBool, T>;
     auto f = make.template operator()<acc_t<T>>();
-    kernels::map1(a->shape, out->data<O>(), out->strides, a->data<T>(), a->strides,
-                  [f](T x) { return kernels::convert<O>(f(acc_t<T>(x))); });
+    auto g = [f](T x) { return kernels::convert<O>(f(acc_t<T>(x))); };
+    if (a->is_contiguous())
+      kernels::map1_flat(out->numel(), out->data<O>(), a->data<T>(), g);
+    else
+      kernels::map1(a->shape, out->data<O>(), out->strides, a->data<T>(), a->strides, g);
   });
   return out;
 }
@@ -31,14 +34,19 @@ template <bool ToBool = false, class FFactory>
 TensorImplPtr binary_apply(const char* name, const Shape& shape, const TensorImplPtr& a,
                            const TensorImplPtr& b, FFactory make) {
   auto out = empty(shape, ToBool ? DType::Bool : a->dtype);
-  Shape as = broadcast_strides(a->shape, a->strides, shape);
-  Shape bs = broadcast_strides(b->shape, b->strides, shape);
+  const bool flat = a->shape == shape && b->shape == shape && a->is_contiguous() && b->is_contiguous();
   LUCID_DISPATCH(a->dtype, name, [&] {
     using T = scalar_t;
     using O = out_t<ToBool, T>;
     auto f = make.template operator()<acc_t<T>>();
-    kernels::map2(shape, out->data<O>(), out->strides, a->data<T>(), as, b->data<T>(), bs,
-                  [f](T x, T y) { return kernels::convert<O>(f(acc_t<T>(x), acc_t<T>(y))); });
+    auto g = [f](T x, T y) { return kernels::convert<O>(f(acc_t<T>(x), acc_t<T>(y))); };
+    if (flat) {
+      kernels::map2_flat(out->numel(), out->data<O>(), a->data<T>(), b->data<T>(), g);
+    } else {
+      Shape as = broadcast_strides(a->shape, a->strides, shape);
+      Shape bs = broadcast_strides(b->shape, b->strides, shape);
+      kernels::map2(shape, out->data<O>(), out->strides, a->data<T>(), as, b->data<T>(), bs, g);
+    }
   });
   return out;
 }

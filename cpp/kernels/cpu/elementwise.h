@@ -30,6 +30,28 @@ inline D convert(S s) {
   }
 }
 
+// Flat loops for the common case: every operand contiguous with the output's shape. They skip
+// the loop planning (a measurable share of a 4x4 op) and split over threads when large.
+template <class O, class A, class F>
+void map1_flat(int64_t n, O* out, const A* a, F f) {
+  if (n < 2 * kParallelGrain) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i]);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i]);
+}
+
+template <class O, class A, class B, class F>
+void map2_flat(int64_t n, O* out, const A* a, const B* b, F f) {
+  if (n < 2 * kParallelGrain) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+}
+
 template <class O, class A, class F>
 void map1(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& as, F f) {
   strided_loop<2>(shape, {&os, &as}, {reinterpret_cast<char*>(out), (char*)(a)},
