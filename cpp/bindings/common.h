@@ -36,6 +36,18 @@ Shape shape_args(const py::args& args, const char* op);
 std::vector<int64_t> dims_arg(py::handle h, const char* op);
 DType dtype_arg(py::handle h, DType fallback);
 
+// Runs `f` with the GIL released when `work` (elements touched) is large enough to repay the
+// switch (~0.1 us), so other Python threads run while a kernel does.
+constexpr int64_t kNoGilWork = 1 << 14;
+template <class F>
+auto maybe_nogil(int64_t work, F&& f) {
+  if (work >= kNoGilWork) {
+    py::gil_scoped_release nogil;
+    return f();
+  }
+  return f();
+}
+
 // Adds (or overloads) a method of the Tensor class from any binding file:
 //   def_method("exp", [](const TensorImplPtr& t) { return exp(t); });
 template <class F, class... Extra>

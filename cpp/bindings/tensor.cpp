@@ -148,7 +148,7 @@ TensorImplPtr detach(const TensorImplPtr& t) { return make_view(t, t->shape, t->
 py::object binop(const TensorImplPtr& a, py::handle b, TensorImplPtr (*f)(const TensorImplPtr&, const TensorImplPtr&), bool reflected) {
   auto o = to_operand(a, b);
   if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  return py::cast(reflected ? f(o, a) : f(a, o));
+  return py::cast(maybe_nogil(std::max(a->numel(), o->numel()), [&] { return reflected ? f(o, a) : f(a, o); }));
 }
 
 py::object cmpop(const TensorImplPtr& a, py::handle b, CompareOp op) {
