@@ -1,0 +1,329 @@
+// Views, indexing and joining ops from Python: Tensor methods (reshape, permute, T, __getitem__,
+// __setitem__, ...) and the module functions pylucid re-exports in _shape.py. Python index
+// objects (ints, slices, None, Ellipsis, bools, lists, numpy arrays, Tensors) become IndexItems.
+#include "bindings/common.h"
+#include "ops/index.h"
+#include "ops/join.h"
+#include "ops/view.h"
+
+namespace lucid::bindings {
+
+namespace {
+
+std::string type_name(py::handle h) { return py::str(py::type::of(h).attr("__name__")); }
+
+py::object& from_numpy_fn() {
+  static py::object* f = nullptr;  // leaked: must outlive interpreter shutdown order
+  if (!f) f = new py::object(py::module_::import("pylucid._C").attr("_from_numpy"));
+  return *f;
+}
+
+// A list / tuple / numpy array used as an index: int64 or bool tensor.
+TensorImplPtr array_index(py::handle obj, const char* op) {
+  py::module_ np = py::module_::import("numpy");
+  py::object arr = np.attr("asarray")(obj);
+  char kind = py::dtype(arr.attr("dtype")).kind();
+  if (kind == 'f' && arr.attr("size").cast<int64_t>() == 0) kind = 'i';  // x[[]] selects nothing
+  LUCID_CHECK_DTYPE(kind == 'b' || kind == 'i' || kind == 'u', op, ": arrays used as indices must hold ints or bools, got ",
+                    std::string(py::str(arr.attr("dtype"))));
+  if (kind != 'b') arr = arr.attr("astype")("int64");
+  return from_numpy_fn()(arr).cast<TensorImplPtr>();
+}
+
+IndexItem index_item(py::handle h, const char* op) {
+  IndexItem it;
+  if (h.is_none()) {
+    it.kind = IndexItem::Kind::NewAxis;
+  } else if (h.ptr() == Py_Ellipsis) {
+    it.kind = IndexItem::Kind::Ellipsis;
+  } else if (py::isinstance<TensorImpl>(h)) {
+    it.kind = IndexItem::Kind::Tensor;
+    it.t = h.cast<TensorImplPtr>();
+  } else if (PyBool_Check(h.ptr()) || py::isinstance(h, py::module_::import("numpy").attr("bool_"))) {
+    it.kind = IndexItem::Kind::Tensor;  // a 0-d mask: adds a dim of size 1 (True) or 0 (False)
+    it.t = scalar_tensor(PyObject_IsTrue(h.ptr()) == 1 ? 1.0 : 0.0, DType::Bool);
+  } else if (PySlice_Check(h.ptr())) {
+    Py_ssize_t start, stop, step;
+    if (PySlice_Unpack(h.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
+    // Unpack turns None into sentinels that clamp like Python's own slicing.
+    it.kind = IndexItem::Kind::Slice;
+    it.start = start, it.stop = stop, it.step = step;
+    it.has_start = it.has_stop = true;
+  } else if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h) || py::isinstance<py::array>(h)) {
+    it.kind = IndexItem::Kind::Tensor;
+    it.t = array_index(h, op);
+  } else if (PyIndex_Check(h.ptr())) {
+    it.kind = IndexItem::Kind::Int;
+    it.i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr())).cast<int64_t>();
+  } else {
+    throw DtypeMismatch(str(op, ": only ints, slices, None, Ellipsis, bools and int64/bool tensors, lists or "
+                            "arrays are valid indices, got ", type_name(h)));
+  }
+  return it;
+}
+
+std::vector<IndexItem> index_items(py::handle idx, const char* op) {
+  std::vector<IndexItem> items;
+  if (py::isinstance<py::tuple>(idx)) {
+    for (auto h : idx) items.push_back(index_item(h, op));
+  } else {
+    items.push_back(index_item(idx, op));
+  }
+  return items;
+}
+
+// Python number, Tensor, list or numpy array -> tensor operand next to `self`.
+TensorImplPtr value_arg(const TensorImplPtr& self, py::handle v, const char* op) {
+  if (auto t = to_operand(self, v)) return t;
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v) || py::isinstance<py::array>(v)) {
+    py::object arr = py::module_::import("numpy").attr("asarray")(v);
+    return from_numpy_fn()(arr).cast<TensorImplPtr>();
+  }
+  throw DtypeMismatch(str(op, ": expected a Tensor or a number, got ", type_name(v)));
+}
+
+TensorImplPtr tensor_arg(py::handle h, const char* op, const char* what) {
+  if (!py::isinstance<TensorImpl>(h))
+    throw DtypeMismatch(str(op, ": ", what, " must be a Tensor, got ", type_name(h)));
+  return h.cast<TensorImplPtr>();
+}
+
+std::vector<TensorImplPtr> tensor_list(py::handle seq, const char* op) {
+  if (py::isinstance<TensorImpl>(seq) || !py::isinstance<py::sequence>(seq))
+    throw DtypeMismatch(str(op, ": expected a sequence of Tensors, got ", type_name(seq)));
+  std::vector<TensorImplPtr> ts;
+  size_t i = 0;
+  for (auto h : seq) {
+    if (!py::isinstance<TensorImpl>(h))
+      throw DtypeMismatch(str(op, ": expected a sequence of Tensors, got ", type_name(h), " at position ", i));
+    ts.push_back(h.cast<TensorImplPtr>());
+    ++i;
+  }
+  return ts;
+}
+
+py::tuple as_tuple(const std::vector<TensorImplPtr>& v) { return py::tuple(py::cast(v)); }
+
+py::tuple split_py(const TensorImplPtr& t, py::handle sizes, int64_t dim) {
+  if (PyIndex_Check(sizes.ptr()) && !py::isinstance<TensorImpl>(sizes)) return as_tuple(split(t, sizes.cast<int64_t>(), dim));
+  return as_tuple(split_with_sizes(t, shape_arg(sizes, "split"), dim));
+}
+
+TensorImplPtr where_py(py::handle cond, py::handle a, py::handle b) {
+  auto c = tensor_arg(cond, "where", "condition");
+  bool at = py::isinstance<TensorImpl>(a), bt = py::isinstance<TensorImpl>(b);
+  TensorImplPtr ta, tb;
+  if (at) ta = a.cast<TensorImplPtr>();
+  if (bt) tb = b.cast<TensorImplPtr>();
+  if (!at && !bt) {  // two Python numbers: bool, int64 or float32 by their kinds, as PyTorch
+    auto kind_of = [](py::handle h) {
+      return PyBool_Check(h.ptr()) ? DType::Bool : PyLong_Check(h.ptr()) ? DType::Int64 : kDefaultFloat;
+    };
+    auto probe = empty({}, promote_types(kind_of(a), kind_of(b)));
+    ta = to_operand(probe, a);
+    tb = to_operand(probe, b);
+  } else if (!at) {
+    ta = to_operand(tb, a);
+  } else if (!bt) {
+    tb = to_operand(ta, b);
+  }
+  if (!ta || !tb) throw DtypeMismatch(str("where: input and other must be Tensors or numbers, got ", type_name(a), " and ", type_name(b)));
+  return where(c, ta, tb);
+}
+
+TensorImplPtr masked_fill_value(const TensorImplPtr& t, py::handle v, const char* op) {
+  auto o = to_operand(t, v);
+  if (!o) throw DtypeMismatch(str(op, ": value must be a number or a 0-d Tensor, got ", type_name(v)));
+  return o;
+}
+
+TensorImplPtr to_py(const TensorImplPtr& t, const py::args& args, const py::kwargs& kw) {
+  DType d = t->dtype;
+  bool copy = false;
+  int bools = 0;
+  auto device = [](py::handle h) {
+    std::string s = py::str(h);
+    LUCID_CHECK(s == "cpu" || s.rfind("cpu:", 0) == 0, "to: pylucid only has the 'cpu' device, got '", s, "'");
+  };
+  for (auto h : args) {
+    if (py::isinstance<DType>(h)) d = h.cast<DType>();
+    else if (py::isinstance<TensorImpl>(h)) d = h.cast<TensorImplPtr>()->dtype;
+    else if (py::isinstance<py::str>(h)) device(h);
+    else if (PyBool_Check(h.ptr())) copy = (bools++ == 1) ? h.cast<bool>() : copy;  // (non_blocking, copy)
+    else if (!h.is_none()) throw DtypeMismatch(str("to: expected a dtype, a device or a Tensor, got ", type_name(h)));
+  }
+  for (auto [k, v] : kw) {
+    std::string key = py::str(k);
+    if (key == "dtype") d = v.is_none() ? d : v.cast<DType>();
+    else if (key == "device") { if (!v.is_none()) device(v); }
+    else if (key == "copy") copy = v.cast<bool>();
+    else if (key != "non_blocking" && key != "memory_format")
+      throw DtypeMismatch(str("to: unexpected keyword argument '", key, "'"));
+  }
+  return to(t, d, copy);
+}
+
+const char* legacy_type_name(DType d) {
+  switch (d) {
+    case DType::Bool: return "pylucid.BoolTensor";
+    case DType::Int64: return "pylucid.LongTensor";
+    case DType::Float16: return "pylucid.HalfTensor";
+    case DType::BFloat16: return "pylucid.BFloat16Tensor";
+    case DType::Float32: return "pylucid.FloatTensor";
+    case DType::Float64: return "pylucid.DoubleTensor";
+  }
+  return "?";
+}
+
+TensorImplPtr reversed_dims(const TensorImplPtr& t) {
+  std::vector<int64_t> dims(t->ndim());
+  for (int64_t i = 0; i < t->ndim(); ++i) dims[i] = t->ndim() - 1 - i;
+  return permute(t, dims);
+}
+
+TensorImplPtr matrix_transpose(const TensorImplPtr& t) {
+  LUCID_CHECK_SHAPE(t->ndim() >= 2, "mT: expected a tensor with at least 2 dims, got shape ", shape_str(t->shape));
+  return transpose(t, -2, -1);
+}
+
+TensorImplPtr t2(const TensorImplPtr& t) {
+  LUCID_CHECK_SHAPE(t->ndim() <= 2, "t: expects a tensor with <= 2 dims, got shape ", shape_str(t->shape),
+                    " (use transpose(dim0, dim1) or mT)");
+  return t->ndim() < 2 ? t : transpose(t, 0, 1);
+}
+
+}  // namespace
+
+LUCID_BINDING(ops_shape, 11) {
+  using T = const TensorImplPtr&;
+  py::object cls = py::type::of<TensorImpl>();
+  py::object property = py::module_::import("builtins").attr("property");
+  py::setattr(cls, "T", property(py::cpp_function([](T t) { return reversed_dims(t); })));
+  py::setattr(cls, "mT", property(py::cpp_function([](T t) { return matrix_transpose(t); })));
+
+  // ---- views ----
+  def_method("view", [](T t, py::args a) { return view(t, shape_args(a, "view")); });
+  def_method("reshape", [](T t, py::args a) { return reshape(t, shape_args(a, "reshape")); });
+  def_method("view_as", [](T t, T o) { return view(t, o->shape); });
+  def_method("reshape_as", [](T t, T o) { return reshape(t, o->shape); });
+  def_method("flatten", [](T t, int64_t s, int64_t e) { return flatten(t, s, e); }, py::arg("start_dim") = 0,
+             py::arg("end_dim") = -1);
+  def_method("unflatten", [](T t, int64_t d, py::handle s) { return unflatten(t, d, shape_arg(s, "unflatten")); },
+             py::arg("dim"), py::arg("sizes"));
+  def_method("squeeze", [](T t, py::handle d) { return squeeze(t, dims_arg(d, "squeeze")); }, py::arg("dim") = py::none());
+  def_method("unsqueeze", [](T t, int64_t d) { return unsqueeze(t, d); }, py::arg("dim"));
+  def_method("permute", [](T t, py::args a) { return permute(t, shape_args(a, "permute")); });
+  def_method("transpose", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("dim0"), py::arg("dim1"));
+  def_method("swapaxes", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("axis0"), py::arg("axis1"));
+  def_method("swapdims", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("dim0"), py::arg("dim1"));
+  def_method("t", [](T t) { return t2(t); });
+  def_method("movedim", [](T t, py::handle s, py::handle d) {
+    return movedim(t, dims_arg(s, "movedim"), dims_arg(d, "movedim"));
+  }, py::arg("source"), py::arg("destination"));
+  def_method("moveaxis", [](T t, py::handle s, py::handle d) {
+    return movedim(t, dims_arg(s, "moveaxis"), dims_arg(d, "moveaxis"));
+  }, py::arg("source"), py::arg("destination"));
+  def_method("expand", [](T t, py::args a) { return expand(t, shape_args(a, "expand")); });
+  def_method("expand_as", [](T t, T o) { return expand(t, o->shape); });
+  def_method("broadcast_to", [](T t, py::handle s) { return expand(t, shape_arg(s, "broadcast_to")); }, py::arg("size"));
+  def_method("narrow", [](T t, int64_t d, int64_t s, int64_t n) { return narrow(t, d, s, n); }, py::arg("dim"),
+             py::arg("start"), py::arg("length"));
+  def_method("select", [](T t, int64_t d, int64_t i) { return select(t, d, i); }, py::arg("dim"), py::arg("index"));
+  def_method("split", [](T t, py::handle s, int64_t d) { return split_py(t, s, d); }, py::arg("split_size"),
+             py::arg("dim") = 0);
+  def_method("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); }, py::arg("chunks"),
+             py::arg("dim") = 0);
+  def_method("unbind", [](T t, int64_t d) { return as_tuple(unbind(t, d)); }, py::arg("dim") = 0);
+  def_method("contiguous", [](T t) { return contiguous(t); });
+  def_method("clone", [](T t) { return clone(t); });
+  def_method("to", &to_py);
+  def_method("type", [](T t, py::handle d) -> py::object {
+    if (d.is_none()) return py::str(legacy_type_name(t->dtype));
+    return py::cast(to(t, d.cast<DType>(), false));
+  }, py::arg("dtype") = py::none());
+
+  // ---- indexing ----
+  def_method("__getitem__", [](T t, py::handle idx) { return index(t, index_items(idx, "index")); });
+  def_method("__setitem__", [](T t, py::handle idx, py::handle v) {
+    index_put_(t, index_items(idx, "setitem"), value_arg(t, v, "setitem"));
+  });
+  def_method("__iter__", [](T t) {
+    LUCID_CHECK_DTYPE(t->ndim() > 0, "iter: iteration over a 0-d tensor");
+    return py::iter(py::cast(unbind(t, 0)));
+  });
+  def_method("index_select", [](T t, int64_t d, T i) { return index_select(t, d, i); }, py::arg("dim"), py::arg("index"));
+  def_method("gather", [](T t, int64_t d, T i) { return gather(t, d, i); }, py::arg("dim"), py::arg("index"));
+  def_method("scatter_add", [](T t, int64_t d, T i, T s) { return scatter_add(t, d, i, s); }, py::arg("dim"),
+             py::arg("index"), py::arg("src"));
+  def_method("scatter_add_", [](T t, int64_t d, T i, T s) { return scatter_add_(t, d, i, s); }, py::arg("dim"),
+             py::arg("index"), py::arg("src"));
+  def_method("nonzero", [](T t, bool as_tuple_) -> py::object {
+    return as_tuple_ ? py::object(as_tuple(nonzero_tuple(t))) : py::cast(nonzero(t));
+  }, py::kw_only(), py::arg("as_tuple") = false);
+
+  // ---- joining and selection ----
+  def_method("masked_fill", [](T t, T m, py::handle v) { return masked_fill(t, m, masked_fill_value(t, v, "masked_fill")); },
+             py::arg("mask"), py::arg("value"));
+  def_method("masked_fill_", [](T t, T m, py::handle v) { return masked_fill_(t, m, masked_fill_value(t, v, "masked_fill_")); },
+             py::arg("mask"), py::arg("value"));
+  def_method("tril", [](T t, int64_t k) { return tril(t, k); }, py::arg("diagonal") = 0);
+  def_method("triu", [](T t, int64_t k) { return triu(t, k); }, py::arg("diagonal") = 0);
+  def_method("where", [](T t, py::handle c, py::handle o) { return where_py(c, py::cast(t), o); }, py::arg("condition"),
+             py::arg("other"));
+
+  // ---- module functions (re-exported by pylucid/_shape.py) ----
+  m.def("reshape", [](T t, py::handle s) { return reshape(t, shape_arg(s, "reshape")); }, py::arg("input"), py::arg("shape"));
+  m.def("flatten", [](T t, int64_t s, int64_t e) { return flatten(t, s, e); }, py::arg("input"), py::arg("start_dim") = 0,
+        py::arg("end_dim") = -1);
+  m.def("unflatten", [](T t, int64_t d, py::handle s) { return unflatten(t, d, shape_arg(s, "unflatten")); },
+        py::arg("input"), py::arg("dim"), py::arg("sizes"));
+  m.def("squeeze", [](T t, py::handle d) { return squeeze(t, dims_arg(d, "squeeze")); }, py::arg("input"),
+        py::arg("dim") = py::none());
+  m.def("unsqueeze", [](T t, int64_t d) { return unsqueeze(t, d); }, py::arg("input"), py::arg("dim"));
+  m.def("permute", [](T t, py::handle d) { return permute(t, shape_arg(d, "permute")); }, py::arg("input"), py::arg("dims"));
+  m.def("transpose", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("input"), py::arg("dim0"),
+        py::arg("dim1"));
+  m.def("swapaxes", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("input"), py::arg("axis0"),
+        py::arg("axis1"));
+  m.def("swapdims", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("input"), py::arg("dim0"),
+        py::arg("dim1"));
+  m.def("t", [](T t) { return t2(t); }, py::arg("input"));
+  m.def("movedim", [](T t, py::handle s, py::handle d) { return movedim(t, dims_arg(s, "movedim"), dims_arg(d, "movedim")); },
+        py::arg("input"), py::arg("source"), py::arg("destination"));
+  m.def("moveaxis", [](T t, py::handle s, py::handle d) { return movedim(t, dims_arg(s, "moveaxis"), dims_arg(d, "moveaxis")); },
+        py::arg("input"), py::arg("source"), py::arg("destination"));
+  m.def("broadcast_to", [](T t, py::handle s) { return expand(t, shape_arg(s, "broadcast_to")); }, py::arg("input"),
+        py::arg("size"));
+  m.def("narrow", [](T t, int64_t d, int64_t s, int64_t n) { return narrow(t, d, s, n); }, py::arg("input"), py::arg("dim"),
+        py::arg("start"), py::arg("length"));
+  m.def("select", [](T t, int64_t d, int64_t i) { return select(t, d, i); }, py::arg("input"), py::arg("dim"),
+        py::arg("index"));
+  m.def("split", [](T t, py::handle s, int64_t d) { return split_py(t, s, d); }, py::arg("tensor"),
+        py::arg("split_size_or_sections"), py::arg("dim") = 0);
+  m.def("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); }, py::arg("input"), py::arg("chunks"),
+        py::arg("dim") = 0);
+  m.def("unbind", [](T t, int64_t d) { return as_tuple(unbind(t, d)); }, py::arg("input"), py::arg("dim") = 0);
+  m.def("clone", [](T t) { return clone(t); }, py::arg("input"));
+  m.def("index_select", [](T t, int64_t d, T i) { return index_select(t, d, i); }, py::arg("input"), py::arg("dim"),
+        py::arg("index"));
+  m.def("gather", [](T t, int64_t d, T i) { return gather(t, d, i); }, py::arg("input"), py::arg("dim"), py::arg("index"));
+  m.def("scatter_add", [](T t, int64_t d, T i, T s) { return scatter_add(t, d, i, s); }, py::arg("input"), py::arg("dim"),
+        py::arg("index"), py::arg("src"));
+  m.def("nonzero", [](T t, bool as_tuple_) -> py::object {
+    return as_tuple_ ? py::object(as_tuple(nonzero_tuple(t))) : py::cast(nonzero(t));
+  }, py::arg("input"), py::kw_only(), py::arg("as_tuple") = false);
+  m.def("cat", [](py::handle ts, int64_t d) { return cat(tensor_list(ts, "cat"), d); }, py::arg("tensors"), py::arg("dim") = 0);
+  m.def("stack", [](py::handle ts, int64_t d) { return stack(tensor_list(ts, "stack"), d); }, py::arg("tensors"),
+        py::arg("dim") = 0);
+  m.def("where", [](py::handle c, py::handle a, py::handle b) -> py::object {
+    if (a.is_none() && b.is_none()) return as_tuple(nonzero_tuple(tensor_arg(c, "where", "condition")));
+    if (a.is_none() || b.is_none()) throw LucidError("where: pass both input and other, or neither (nonzero)");
+    return py::cast(where_py(c, a, b));
+  }, py::arg("condition"), py::arg("input") = py::none(), py::arg("other") = py::none());
+  m.def("tril", [](T t, int64_t k) { return tril(t, k); }, py::arg("input"), py::arg("diagonal") = 0);
+  m.def("triu", [](T t, int64_t k) { return triu(t, k); }, py::arg("input"), py::arg("diagonal") = 0);
+  m.def("masked_fill", [](T t, T mk, py::handle v) { return masked_fill(t, mk, masked_fill_value(t, v, "masked_fill")); },
+        py::arg("input"), py::arg("mask"), py::arg("value"));
+}
+
+}  // namespace lucid::bindings
