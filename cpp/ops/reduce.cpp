@@ -1,12 +1,26 @@
 #include "ops/reduce.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "core/autocast.h"
 #include "kernels/cpu/reduce.h"
+#include "kernels/cpu/reduce_dense.h"
+#include "kernels/cpu/reducers.h"
 #include "ops/op_utils.h"
 
 namespace lucid {
+
+using kernels::ArgR;
+using kernels::ExtR;
+using kernels::LseR;
+using kernels::NormKind;
+using kernels::NormR;
+using kernels::ProdR;
+using kernels::SumAcc;
+using kernels::SumR;
+using kernels::VarR;
 
 namespace {
 
@@ -40,42 +54,166 @@ Shape out_shape_of(const TensorImplPtr& x, const std::vector<bool>& m, bool keep
   return s;
 }
 
-template <class T> struct SumAcc { using type = acc_t<T>; };
-template <> struct SumAcc<float> { using type = double; };  // NOTE: float32 sums accumulate in double
+// The input shape with reduced dims set to 1: a reduction's result viewed this way broadcasts
+// back over the input (stride 0 along the reduced dims).
+Shape keep_shape(const Shape& in, const std::vector<bool>& m) {
+  Shape s = in;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (m[i]) s[i] = 1;
+  return s;
+}
+TensorImplPtr as_keepdim(const TensorImplPtr& r, const Shape& in, const std::vector<bool>& m) {
+  auto c = contiguous_raw(r);
+  Shape ks = keep_shape(in, m);
+  return make_view(c, ks, contiguous_strides(ks), c->offset);
+}
+
+// ---- planning: which kernel reads which tensor -------------------------------------------
+
+// Dense plans run kernels::reduce_dense on src viewed as [outer, red, inner]; the others walk
+// the strided input with kernels::reduce_loop (serial per output element).
+struct Plan {
+  TensorImplPtr src;
+  bool dense = false;
+  int64_t outer = 1, red = 1, inner = 1;
+  int64_t count = 1;  // elements folded into each output
+  kernels::ReduceGeom geom;
+};
+
+// Above this many elements a strided input is copied once so the dense kernel can run.
+constexpr int64_t kCopyForDense = 32768;
+
+// Whether the reduced dims form one block (size-1 dims ignored); fills outer/red/inner.
+bool block_of(const Shape& shape, const std::vector<bool>& m, Plan& p) {
+  int state = 0;  // 0: before the reduced block, 1: inside it, 2: after it
+  bool block = true;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1) continue;
+    if (m[i]) {
+      block = block && state != 2;
+      state = 1;
+      p.red *= shape[i];
+    } else if (state == 0) {
+      p.outer *= shape[i];
+    } else {
+      state = 2;
+      p.inner *= shape[i];
+    }
+  }
+  return block;
+}
+
+// need_dense: the reducer reads per-output state or element positions (var, logsumexp, arg*).
+Plan make_plan(const TensorImplPtr& x, const std::vector<bool>& m, bool need_dense) {
+  Plan p;
+  p.src = x;
+  for (int64_t i = 0; i < x->ndim(); ++i)
+    if (m[i]) p.count *= x->shape[i];
+  bool block = block_of(x->shape, m, p);
+  bool big = x->numel() >= kCopyForDense;
+  if (block && (x->numel() == 0 || x->is_contiguous())) {
+    p.dense = true;
+  } else if (block && (need_dense || big)) {
+    p.src = contiguous_raw(x);
+    p.dense = true;
+  } else if (need_dense || big) {  // kept dims first, reduced dims last, copied once: rows
+    Shape sh, st;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t i = 0; i < x->ndim(); ++i)
+        if (m[i] == (pass == 1)) sh.push_back(x->shape[i]), st.push_back(x->strides[i]);
+    p.src = contiguous_raw(make_view(x, sh, st, x->offset));
+    p.outer = 1;
+    for (int64_t i = 0; i < x->ndim(); ++i)
+      if (!m[i]) p.outer *= x->shape[i];
+    p.red = p.count;
+    p.inner = 1;
+    p.dense = true;
+  } else {
+    p.geom = geom_of(x, m);
+  }
+  return p;
+}
+
+template <class R>
+void run(const Plan& p, const R& r, typename R::Out* out) {
+  using In = typename R::In;
+  using Acc = typename R::Acc;
+  const In* x = p.src->template data<In>();
+  if (p.dense) {
+    kernels::reduce_dense(r, x, out, p.outer, p.red, p.inner);
+    return;
+  }
+  kernels::reduce_loop(
+      p.geom, x, out, r.init(0), [&r](Acc& a, In v) { r.visit(a, v, 0); },
+      [&r](const Acc& a) { return r.finish(a, 0); });
+}
+
+// ---- float elementwise helpers for the backward formulas ---------------------------------
+
+// out = f(a, b[, c]) over `shape`, operands broadcast and converted to a's floating dtype.
+template <class FFactory>
+TensorImplPtr fmap2(const Shape& shape, const TensorImplPtr& a, const TensorImplPtr& b0, FFactory make) {
+  auto b = cast_raw(b0, a->dtype);
+  auto out = empty(shape, a->dtype);
+  Shape as = broadcast_strides(a->shape, a->strides, shape), bs = broadcast_strides(b->shape, b->strides, shape);
+  LUCID_DISPATCH_FLOAT(a->dtype, "reduce_backward", [&] {
+    using T = scalar_t;
+    using A = acc_t<T>;
+    auto f = make.template operator()<A>();
+    kernels::map2(shape, out->template data<T>(), out->strides, a->template data<T>(), as, b->template data<T>(), bs,
+                  [f](T x, T y) { return T(f(A(x), A(y))); });
+  });
+  return out;
+}
+template <class FFactory>
+TensorImplPtr fmap3(const Shape& shape, const TensorImplPtr& a, const TensorImplPtr& b0,
+                    const TensorImplPtr& c0, FFactory make) {
+  auto b = cast_raw(b0, a->dtype), c = cast_raw(c0, a->dtype);
+  auto out = empty(shape, a->dtype);
+  Shape as = broadcast_strides(a->shape, a->strides, shape), bs = broadcast_strides(b->shape, b->strides, shape),
+        cs = broadcast_strides(c->shape, c->strides, shape);
+  LUCID_DISPATCH_FLOAT(a->dtype, "reduce_backward", [&] {
+    using T = scalar_t;
+    using A = acc_t<T>;
+    auto f = make.template operator()<A>();
+    kernels::map3(shape, out->template data<T>(), out->strides, a->template data<T>(), as, b->template data<T>(), bs, c->template data<T>(), cs,
+                  [f](T x, T y, T z) { return T(f(A(x), A(y), A(z))); });
+  });
+  return out;
+}
+
+DType float_compute(const OpSchema& s, const TensorImplPtr& x, const char* op) {
+  LUCID_CHECK_DTYPE(is_floating(x->dtype), op, ": expected a floating input, got ", dtype_name(x->dtype),
+                    " (convert with .float() first)");
+  return compute_dtype(s, x->dtype);
+}
+
+// What every reduction node keeps to send the gradient back: the input's shape, dtype and mask.
+struct ReduceMeta {
+  Shape in_shape;
+  DType in_dtype;
+  std::vector<bool> mask;
+  void set(const TensorImplPtr& x, const std::vector<bool>& m) { in_shape = x->shape, in_dtype = x->dtype, mask = m; }
+  // The incoming gradient in the compute dtype, viewed with keepdim (broadcasts over x).
+  TensorImplPtr keep(const TensorImplPtr& g, DType dt) const { return as_keepdim(cast_raw(g, dt), in_shape, mask); }
+};
 
 TensorImplPtr sum_raw(const TensorImplPtr& x, const std::vector<bool>& m, bool keepdim) {
   DType od = is_floating(x->dtype) ? x->dtype : DType::Int64;
   auto out = empty(out_shape_of(x, m, keepdim), od);
-  auto g = geom_of(x, m);
+  Plan p = make_plan(x, m, /*need_dense=*/false);
   LUCID_DISPATCH(x->dtype, "sum", [&] {
     using T = scalar_t;
-    using A = typename SumAcc<T>::type;
-    LUCID_DISPATCH(od, "sum", [&] {
-      using O = scalar_t;
-      kernels::reduce_loop(g, x->data<T>(), out->data<O>(), A(0),
-                           [](A& acc, T v) { acc += A(acc_t<T>(v)); },
-                           [](A acc) { return kernels::convert<O>(acc); });
-    });
+    using O = std::conditional_t<std::is_floating_point_v<acc_t<T>>, T, int64_t>;
+    run(p, SumR<T, O>{}, out->template data<O>());
   });
   return out;
 }
 
 // The gradient of a reduction, viewed in the input's shape (stride 0 along reduced dims).
 TensorImplPtr expand_back(const TensorImplPtr& g, const Shape& in_shape, const std::vector<bool>& m) {
-  auto gc = contiguous_raw(g);
-  Shape st(in_shape.size(), 0);
-  // g has the reduced dims removed (or kept as 1); walk g's dims alongside.
-  bool kept_ones = int64_t(g->shape.size()) == int64_t(in_shape.size());
-  int64_t gi = 0;
-  Shape gstr = gc->strides;
-  for (size_t i = 0; i < in_shape.size(); ++i) {
-    if (m[i]) {
-      if (kept_ones) ++gi;
-      continue;
-    }
-    st[i] = gstr[gi++];
-  }
-  return make_view(gc, in_shape, st, gc->offset);
+  auto k = as_keepdim(g, in_shape, m);
+  return make_view(k, in_shape, broadcast_strides(k->shape, k->strides, in_shape), k->offset);
 }
 
 struct SumBackward : FuncOp<SumBackward, 1> {
@@ -91,11 +229,9 @@ struct SumBackward : FuncOp<SumBackward, 1> {
 const OpSchema& SumBackward::schema_v1 = register_schema(
     {.name = "sum", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
 
-}  // namespace
-
-TensorImplPtr sum(const TensorImplPtr& x, std::vector<int64_t> dims, bool keepdim) {
+TensorImplPtr sum_impl(const TensorImplPtr& x, const std::vector<int64_t>& dims, bool keepdim, DType dt) {
   auto m = reduced_mask(x, dims, "sum");
-  auto out = sum_raw(cast_raw(x, compute_dtype(SumBackward::schema_v1, x->dtype)), m, keepdim);
+  auto out = sum_raw(cast_raw(x, dt), m, keepdim);
   if (any_requires_grad({&x})) {
     auto n = std::make_shared<SumBackward>();
     n->in_shape = x->shape;
@@ -105,6 +241,16 @@ TensorImplPtr sum(const TensorImplPtr& x, std::vector<int64_t> dims, bool keepdi
     attach_node(out, std::move(n));
   }
   return out;
+}
+
+}  // namespace
+
+TensorImplPtr sum(const TensorImplPtr& x, std::vector<int64_t> dims, bool keepdim) {
+  return sum_impl(x, dims, keepdim, compute_dtype(SumBackward::schema_v1, x->dtype));
+}
+
+TensorImplPtr sum(const TensorImplPtr& x, std::vector<int64_t> dims, bool keepdim, DType dtype) {
+  return sum_impl(x, dims, keepdim, dtype);
 }
 
 TensorImplPtr sum_to(const TensorImplPtr& g, const Shape& shape) {
@@ -117,6 +263,437 @@ TensorImplPtr sum_to(const TensorImplPtr& g, const Shape& shape) {
     m[i] = i < lead || (shape[i - lead] == 1 && g->shape[i] != 1);
   auto r = sum_raw(g, m, /*keepdim=*/true);
   return make_view(r, shape, contiguous_strides(shape), 0);
+}
+
+// ---- mean, var, std -----------------------------------------------------------------------
+
+namespace {
+
+struct MeanBackward : FuncOp<MeanBackward, 1>, ReduceMeta {
+  static const OpSchema& schema_v1;
+  int64_t count = 1;
+  const char* name() const override { return "MeanBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    auto gk = keep(g, g->dtype);
+    auto c = scalar_tensor(double(count), gk->dtype);
+    return {cast_raw(fmap2(in_shape, gk, c, []<class A>() { return [](A x, A n) { return x / n; }; }), in_dtype)};
+  }
+};
+const OpSchema& MeanBackward::schema_v1 = register_schema(
+    {.name = "mean", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+
+// The mean over the masked dims of a floating tensor, with keepdim (no autograd).
+TensorImplPtr mean_raw(const TensorImplPtr& x, const std::vector<bool>& m) {
+  Plan p = make_plan(x, m, false);
+  auto out = empty(keep_shape(x->shape, m), x->dtype);
+  LUCID_DISPATCH_FLOAT(x->dtype, "mean", [&] {
+    using T = scalar_t;
+    SumR<T> r;
+    r.div = typename SumR<T>::Acc(p.count);
+    run(p, r, out->template data<T>());
+  });
+  return out;
+}
+
+// var (Sqrt = false) and std (Sqrt = true): d var / dx = 2 (x - mean) / div,
+// d std / dx = (x - mean) / (div * std), taken as 0 where std == 0 (as PyTorch).
+template <bool Sqrt>
+struct VarBackward : FuncOp<VarBackward<Sqrt>, 2>, ReduceMeta {
+  static const OpSchema& schema_v1;
+  double div = 1;
+  const char* name() const override { return Sqrt ? "StdBackward" : "VarBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    const auto& x = this->saved_[0];
+    auto gk = keep(g, x->dtype);
+    auto d = scalar_tensor(div, x->dtype);
+    TensorImplPtr h;
+    if constexpr (Sqrt) {
+      auto sk = as_keepdim(this->saved_[1], in_shape, mask);
+      h = fmap3(gk->shape, gk, sk, d, []<class A>() { return [](A gv, A s, A dv) { return s == A(0) ? A(0) : gv / (dv * s); }; });
+    } else {
+      h = fmap2(gk->shape, gk, d, []<class A>() { return [](A gv, A dv) { return A(2) * gv / dv; }; });
+    }
+    auto mu = mean_raw(x, mask);
+    return {cast_raw(fmap3(in_shape, x, mu, h, []<class A>() { return [](A v, A m, A hh) { return (v - m) * hh; }; }), in_dtype)};
+  }
+};
+template <>
+const OpSchema& VarBackward<false>::schema_v1 = register_schema(
+    {.name = "var", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+template <>
+const OpSchema& VarBackward<true>::schema_v1 = register_schema(
+    {.name = "std", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+
+// A detached alias of an op's output, for saving: same storage (and version counter) without
+// the grad_fn, so the node does not own its own output (a reference cycle).
+TensorImplPtr detached(const TensorImplPtr& t) { return make_view(t, t->shape, t->strides, t->offset); }
+
+template <bool Sqrt>
+TensorImplPtr var_impl(const TensorImplPtr& x, const std::vector<int64_t>& dims, double correction, bool keepdim) {
+  const char* name = Sqrt ? "std" : "var";
+  auto m = reduced_mask(x, dims, name);
+  DType dt = float_compute(VarBackward<Sqrt>::schema_v1, x, name);
+  auto xc = cast_raw(x, dt);
+  Plan p = make_plan(xc, m, /*need_dense=*/true);
+  double div = std::max(0.0, double(p.count) - correction);
+  auto out = empty(out_shape_of(x, m, keepdim), dt);
+  LUCID_DISPATCH_FLOAT(dt, name, [&] {
+    using T = scalar_t;
+    using A = typename VarR<T>::A;
+    std::vector<A> mu(size_t(p.outer * p.inner));
+    SumR<T, A> sr;
+    sr.div = A(p.count);
+    kernels::reduce_dense(sr, p.src->template data<T>(), mu.data(), p.outer, p.red, p.inner);
+    VarR<T> vr{mu.data(), A(p.count), A(div), Sqrt};
+    kernels::reduce_dense(vr, p.src->template data<T>(), out->template data<T>(), p.outer, p.red, p.inner);
+  });
+  if (any_requires_grad({&x})) {
+    auto n = std::make_shared<VarBackward<Sqrt>>();
+    n->set(x, m);
+    n->div = div;
+    n->next_edges = {gradient_edge(x)};
+    n->save(0, xc);
+    if (Sqrt) n->save(1, detached(out));
+    attach_node(out, std::move(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+TensorImplPtr mean(const TensorImplPtr& x, const std::vector<int64_t>& dims, bool keepdim) {
+  auto m = reduced_mask(x, dims, "mean");
+  DType dt = float_compute(MeanBackward::schema_v1, x, "mean");
+  auto xc = cast_raw(x, dt);
+  Plan p = make_plan(xc, m, false);
+  auto out = empty(out_shape_of(x, m, keepdim), dt);
+  LUCID_DISPATCH_FLOAT(dt, "mean", [&] {
+    using T = scalar_t;
+    SumR<T> r;
+    r.div = typename SumR<T>::Acc(p.count);
+    run(p, r, out->template data<T>());
+  });
+  if (any_requires_grad({&x})) {
+    auto n = std::make_shared<MeanBackward>();
+    n->set(x, m);
+    n->count = p.count;
+    n->set_inputs({x});
+    attach_node(out, std::move(n));
+  }
+  return out;
+}
+
+TensorImplPtr var(const TensorImplPtr& x, const std::vector<int64_t>& dims, double correction, bool keepdim) {
+  return var_impl<false>(x, dims, correction, keepdim);
+}
+TensorImplPtr std_dev(const TensorImplPtr& x, const std::vector<int64_t>& dims, double correction, bool keepdim) {
+  return var_impl<true>(x, dims, correction, keepdim);
+}
+
+// ---- extrema ----------------------------------------------------------------------------
+
+namespace {
+
+enum ExtKind { kAmax, kAmin, kMax, kMin };
+constexpr const char* kExtName[] = {"amax", "amin", "max", "min"};
+constexpr bool ext_is_max(int k) { return k == kAmax || k == kMax; }
+
+// The gradient goes to every element equal to the extremum, split evenly among ties:
+// dx = (x == out) * g / count(x == out).
+template <int Kind>
+struct ExtBackward : FuncOp<ExtBackward<Kind>, 2>, ReduceMeta {
+  static const OpSchema& schema_v1;
+  const char* name() const override {
+    constexpr const char* n[] = {"AmaxBackward", "AminBackward", "MaxBackward", "MinBackward"};
+    return n[Kind];
+  }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    const auto& x = this->saved_[0];
+    auto ok = as_keepdim(this->saved_[1], in_shape, mask);
+    auto eq = fmap2(in_shape, x, ok, []<class A>() { return [](A v, A o) { return A(v == o); }; });
+    auto cnt = sum_raw(eq, mask, /*keepdim=*/true);
+    auto gk = keep(g, x->dtype);
+    auto h = fmap2(gk->shape, gk, cnt, []<class A>() { return [](A gv, A c) { return gv / c; }; });
+    return {cast_raw(fmap2(in_shape, eq, h, []<class A>() { return [](A e, A hh) { return e * hh; }; }), in_dtype)};
+  }
+};
+template <>
+const OpSchema& ExtBackward<kAmax>::schema_v1 = register_schema(
+    {.name = "amax", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+template <>
+const OpSchema& ExtBackward<kAmin>::schema_v1 = register_schema(
+    {.name = "amin", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+template <>
+const OpSchema& ExtBackward<kMax>::schema_v1 = register_schema(
+    {.name = "max", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+template <>
+const OpSchema& ExtBackward<kMin>::schema_v1 = register_schema(
+    {.name = "min", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+
+const OpSchema& kArgmaxSchema = register_schema(
+    {.name = "argmax", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = false});
+const OpSchema& kArgminSchema = register_schema(
+    {.name = "argmin", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = false});
+
+// An extremum has no identity: reducing a zero-size dim is an error (as PyTorch).
+void check_nonempty(const TensorImplPtr& x, const std::vector<bool>& m, const char* op) {
+  for (int64_t i = 0; i < x->ndim(); ++i)
+    LUCID_CHECK_INDEX(!(m[i] && x->shape[i] == 0), op, ": cannot reduce over dim ", i, " of size 0 (input shape ",
+                      shape_str(x->shape), "): the operation has no identity");
+}
+
+template <int Kind>
+void record_ext(const TensorImplPtr& out, const TensorImplPtr& x, const TensorImplPtr& xc, const std::vector<bool>& m) {
+  if (!any_requires_grad({&x})) return;
+  auto n = std::make_shared<ExtBackward<Kind>>();
+  n->set(x, m);
+  n->next_edges = {gradient_edge(x)};
+  n->save(0, xc);
+  n->save(1, detached(out));
+  attach_node(out, std::move(n));
+}
+
+template <int Kind>
+TensorImplPtr ext_values(const TensorImplPtr& x, const std::vector<int64_t>& dims, bool keepdim) {
+  const char* name = kExtName[Kind];
+  auto m = reduced_mask(x, dims, name);
+  check_nonempty(x, m, name);
+  auto xc = cast_raw(x, compute_dtype(ExtBackward<Kind>::schema_v1, x->dtype));
+  Plan p = make_plan(xc, m, false);
+  auto out = empty(out_shape_of(x, m, keepdim), xc->dtype);
+  LUCID_DISPATCH(xc->dtype, name, [&] {
+    using T = scalar_t;
+    run(p, ExtR<T, ext_is_max(Kind)>{}, out->template data<T>());
+  });
+  record_ext<Kind>(out, x, xc, m);
+  return out;
+}
+
+// Index (and optionally value) of the extremum over one dim, or over the flattened tensor.
+template <bool IsMax>
+TensorImplPtr arg_impl(const TensorImplPtr& xc, const std::vector<bool>& m, bool keepdim, const TensorImplPtr& vals) {
+  Plan p = make_plan(xc, m, /*need_dense=*/true);
+  auto idx = empty(out_shape_of(xc, m, keepdim), DType::Int64);
+  LUCID_DISPATCH(xc->dtype, IsMax ? "argmax" : "argmin", [&] {
+    using T = scalar_t;
+    ArgR<T, IsMax> r;
+    r.vals = vals ? vals->template data<T>() : nullptr;
+    kernels::reduce_dense(r, p.src->template data<T>(), idx->data<int64_t>(), p.outer, p.red, p.inner);
+  });
+  return idx;
+}
+
+template <int Kind>
+std::pair<TensorImplPtr, TensorImplPtr> ext_dim(const TensorImplPtr& x, int64_t dim, bool keepdim) {
+  const char* name = kExtName[Kind];
+  auto m = reduced_mask(x, {dim}, name);
+  check_nonempty(x, m, name);
+  auto xc = cast_raw(x, compute_dtype(ExtBackward<Kind>::schema_v1, x->dtype));
+  auto vals = empty(out_shape_of(x, m, keepdim), xc->dtype);
+  auto idx = arg_impl<ext_is_max(Kind)>(xc, m, keepdim, vals);
+  record_ext<Kind>(vals, x, xc, m);
+  return {vals, idx};
+}
+
+template <bool IsMax>
+TensorImplPtr argext(const TensorImplPtr& x, std::optional<int64_t> dim, bool keepdim) {
+  const char* name = IsMax ? "argmax" : "argmin";
+  auto m = dim ? reduced_mask(x, {*dim}, name) : reduced_mask(x, {}, name);
+  check_nonempty(x, m, name);
+  return arg_impl<IsMax>(x, m, keepdim, nullptr);
+}
+
+}  // namespace
+
+TensorImplPtr amax(const TensorImplPtr& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return ext_values<kAmax>(x, dims, keepdim);
+}
+TensorImplPtr amin(const TensorImplPtr& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return ext_values<kAmin>(x, dims, keepdim);
+}
+TensorImplPtr max(const TensorImplPtr& x) { return ext_values<kMax>(x, {}, false); }
+TensorImplPtr min(const TensorImplPtr& x) { return ext_values<kMin>(x, {}, false); }
+std::pair<TensorImplPtr, TensorImplPtr> max(const TensorImplPtr& x, int64_t dim, bool keepdim) {
+  return ext_dim<kMax>(x, dim, keepdim);
+}
+std::pair<TensorImplPtr, TensorImplPtr> min(const TensorImplPtr& x, int64_t dim, bool keepdim) {
+  return ext_dim<kMin>(x, dim, keepdim);
+}
+TensorImplPtr argmax(const TensorImplPtr& x, std::optional<int64_t> dim, bool keepdim) {
+  (void)kArgmaxSchema;
+  return argext<true>(x, dim, keepdim);
+}
+TensorImplPtr argmin(const TensorImplPtr& x, std::optional<int64_t> dim, bool keepdim) {
+  (void)kArgminSchema;
+  return argext<false>(x, dim, keepdim);
+}
+
+// ---- logsumexp, prod, norm ----------------------------------------------------------------
+
+namespace {
+
+// d/dx logsumexp = softmax = exp(x - out).
+struct LogsumexpBackward : FuncOp<LogsumexpBackward, 2>, ReduceMeta {
+  static const OpSchema& schema_v1;
+  const char* name() const override { return "LogsumexpBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    const auto& x = saved_[0];
+    auto ok = as_keepdim(saved_[1], in_shape, mask);
+    return {cast_raw(fmap3(in_shape, x, ok, keep(g, x->dtype),
+                           []<class A>() { return [](A v, A o, A gv) { return gv * std::exp(v - o); }; }),
+                     in_dtype)};
+  }
+};
+const OpSchema& LogsumexpBackward::schema_v1 = register_schema(
+    {.name = "logsumexp", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+
+// dx_i = g * prod_{j != i} x_j, from prefix and suffix products (exact with zeros).
+struct ProdBackward : FuncOp<ProdBackward, 1>, ReduceMeta {
+  static const OpSchema& schema_v1;
+  const char* name() const override { return "ProdBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    const auto& x = saved_[0];
+    // Rows of the reduced elements: kept dims first, reduced last (the permuted copy).
+    Shape sh, st, perm;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t i = 0; i < x->ndim(); ++i)
+        if (mask[i] == (pass == 1)) sh.push_back(x->shape[i]), st.push_back(x->strides[i]), perm.push_back(i);
+    auto rows = contiguous_raw(make_view(x, sh, st, x->offset));
+    auto gk = contiguous_raw(cast_raw(g, x->dtype));  // kept dims in order: one value per row
+    auto gr = empty(sh, x->dtype);
+    int64_t red = 1;
+    for (int64_t i = 0; i < x->ndim(); ++i)
+      if (mask[i]) red *= x->shape[i];
+    int64_t outer = red ? x->numel() / red : 0;
+    LUCID_DISPATCH_FLOAT(x->dtype, "prod_backward", [&] {
+      using T = scalar_t;
+      kernels::exclusive_prod_rows<T, typename SumAcc<T>::type>(rows->template data<T>(), gk->template data<T>(), gr->template data<T>(), outer, red);
+    });
+    Shape back(x->ndim());  // strides of gr seen in x's dim order
+    for (size_t k = 0; k < perm.size(); ++k) back[perm[k]] = gr->strides[k];
+    return {cast_raw(make_view(gr, x->shape, back, 0), in_dtype)};
+  }
+};
+const OpSchema& ProdBackward::schema_v1 = register_schema(
+    {.name = "prod", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+
+struct NormBackward : FuncOp<NormBackward, 2>, ReduceMeta {
+  static const OpSchema& schema_v1;
+  NormKind kind;
+  double p;
+  const char* name() const override { return "NormBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    const auto& x = saved_[0];
+    auto ok = as_keepdim(saved_[1], in_shape, mask);
+    auto gk = keep(g, x->dtype);
+    TensorImplPtr gx;
+    switch (kind) {
+      case NormKind::L0:
+        gx = fmap2(in_shape, x, gk, []<class A>() { return [](A, A) { return A(0); }; });
+        break;
+      case NormKind::L1:
+        gx = fmap2(in_shape, x, gk, []<class A>() { return [](A v, A gv) { return v > A(0) ? gv : v < A(0) ? -gv : A(0); }; });
+        break;
+      case NormKind::L2:
+        gx = fmap3(in_shape, x, ok, gk, []<class A>() { return [](A v, A o, A gv) { return o == A(0) ? A(0) : gv * v / o; }; });
+        break;
+      case NormKind::Lp: {
+        // d/dx (sum |x|^p)^(1/p) = x |x|^(p-2) / out^(p-1); 0 at x == 0 (p > 1 limit, p < 1 by choice).
+        auto h = fmap2(gk->shape, gk, as_keepdim(saved_[1], in_shape, mask), [pp = p]<class A>() {
+          return [pp](A gv, A o) { return o == A(0) ? A(0) : gv / A(std::pow(o, A(pp) - A(1))); };
+        });
+        gx = fmap2(in_shape, x, h, [pp = p]<class A>() {
+          return [pp](A v, A hh) { return v == A(0) ? A(0) : hh * v * A(std::pow(std::abs(v), A(pp) - A(2))); };
+        });
+        break;
+      }
+      default: {  // +-inf: the amax rule on |x|, times sign(x)
+        auto eq = fmap2(in_shape, x, ok, []<class A>() { return [](A v, A o) { return A(std::abs(v) == o); }; });
+        auto cnt = sum_raw(eq, mask, /*keepdim=*/true);
+        auto h = fmap2(gk->shape, gk, cnt, []<class A>() { return [](A gv, A c) { return gv / c; }; });
+        auto sh = fmap2(in_shape, x, h, []<class A>() { return [](A v, A hh) { return v < A(0) ? -hh : hh; }; });
+        gx = fmap2(in_shape, eq, sh, []<class A>() { return [](A e, A s) { return e * s; }; });
+      }
+    }
+    return {cast_raw(gx, in_dtype)};
+  }
+};
+const OpSchema& NormBackward::schema_v1 = register_schema(
+    {.name = "norm", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+
+}  // namespace
+
+TensorImplPtr logsumexp(const TensorImplPtr& x, const std::vector<int64_t>& dims, bool keepdim) {
+  auto m = reduced_mask(x, dims, "logsumexp");
+  // Integer inputs promote to the default float (as PyTorch).
+  DType dt = compute_dtype(LogsumexpBackward::schema_v1, is_floating(x->dtype) ? x->dtype : kDefaultFloat);
+  auto xc = cast_raw(x, dt);
+  Plan p = make_plan(xc, m, /*need_dense=*/true);
+  auto out = empty(out_shape_of(x, m, keepdim), dt);
+  LUCID_DISPATCH_FLOAT(dt, "logsumexp", [&] {
+    using T = scalar_t;
+    using M = acc_t<T>;
+    std::vector<M> mx(size_t(p.outer * p.inner));
+    kernels::reduce_dense(ExtR<T, true, M>{}, p.src->template data<T>(), mx.data(), p.outer, p.red, p.inner);
+    kernels::reduce_dense(LseR<T>{mx.data()}, p.src->template data<T>(), out->template data<T>(), p.outer, p.red, p.inner);
+  });
+  if (any_requires_grad({&x})) {
+    auto n = std::make_shared<LogsumexpBackward>();
+    n->set(x, m);
+    n->next_edges = {gradient_edge(x)};
+    n->save(0, xc);
+    n->save(1, detached(out));
+    attach_node(out, std::move(n));
+  }
+  return out;
+}
+
+TensorImplPtr prod(const TensorImplPtr& x, std::optional<int64_t> dim, bool keepdim) {
+  auto m = dim ? reduced_mask(x, {*dim}, "prod") : reduced_mask(x, {}, "prod");
+  auto xc = cast_raw(x, compute_dtype(ProdBackward::schema_v1, x->dtype));
+  DType od = is_floating(xc->dtype) ? xc->dtype : DType::Int64;
+  auto out = empty(out_shape_of(x, m, keepdim), od);
+  Plan p = make_plan(xc, m, false);
+  LUCID_DISPATCH(xc->dtype, "prod", [&] {
+    using T = scalar_t;
+    using R = ProdR<T>;
+    run(p, R{}, out->data<typename R::Out>());
+  });
+  if (any_requires_grad({&x})) {
+    auto n = std::make_shared<ProdBackward>();
+    n->set(x, m);
+    n->set_inputs({x});
+    n->save(0, xc);
+    attach_node(out, std::move(n));
+  }
+  return out;
+}
+
+TensorImplPtr norm(const TensorImplPtr& x, double p, const std::vector<int64_t>& dims, bool keepdim) {
+  auto m = reduced_mask(x, dims, "norm");
+  DType dt = float_compute(NormBackward::schema_v1, x, "norm");
+  NormKind kind = p == 2 ? NormKind::L2 : p == 1 ? NormKind::L1 : p == 0 ? NormKind::L0
+                : std::isinf(p) ? (p > 0 ? NormKind::LInf : NormKind::LNegInf) : NormKind::Lp;
+  LUCID_CHECK(p > 0 || kind == NormKind::L0 || kind == NormKind::LNegInf, "norm: p must be >= 0 or -inf, got ", p);
+  if (kind == NormKind::LInf || kind == NormKind::LNegInf) check_nonempty(x, m, "norm");
+  auto xc = cast_raw(x, dt);
+  Plan pl = make_plan(xc, m, false);
+  auto out = empty(out_shape_of(x, m, keepdim), dt);
+  LUCID_DISPATCH_FLOAT(dt, "norm", [&] {
+    using T = scalar_t;
+    run(pl, NormR<T>{kind, typename NormR<T>::Acc(p)}, out->template data<T>());
+  });
+  if (any_requires_grad({&x})) {
+    auto n = std::make_shared<NormBackward>();
+    n->set(x, m);
+    n->kind = kind;
+    n->p = p;
+    n->next_edges = {gradient_edge(x)};
+    n->save(0, xc);
+    n->save(1, detached(out));
+    attach_node(out, std::move(n));
+  }
+  return out;
 }
 
 }  // namespace lucid

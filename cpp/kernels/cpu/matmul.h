@@ -1,0 +1,24 @@
+// gemm on row-major operands: C = op(A) @ op(B) + beta * C, with op(X) = X or X^T stored with
+// leading dimension ld (the distance between stored rows). float and double go to OpenBLAS
+// (scipy_cblas_sgemm / dgemm); int64 is a plain loop (i-k-j order, rows of C and B streamed).
+// m, n, k > 0 and every ld >= 1 (the op layer skips empty products). Never call this inside an
+// OpenMP parallel region: OpenBLAS runs its own threads.
+#pragma once
+#include <cstdint>
+
+namespace lucid::kernels {
+
+// How one operand is laid out: trans = stored transposed (column-major view), ld as above.
+struct MatLayout {
+  bool trans = false;
+  int64_t ld = 1;
+};
+
+template <class T>
+void gemm(int64_t m, int64_t n, int64_t k, const T* a, MatLayout la, const T* b, MatLayout lb, T beta, T* c,
+          int64_t ldc);
+
+// The largest dimension or leading dimension BLAS accepts (32-bit blasint).
+constexpr int64_t kBlasMaxDim = 2147483647;
+
+}  // namespace lucid::kernels

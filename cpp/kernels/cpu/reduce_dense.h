@@ -1,0 +1,123 @@
+// Reductions over a dense [outer, red, inner] layout (row-major, contiguous): out[o, j] folds
+// x[o, r, j] over r. The op layer maps the common cases here (a contiguous input whose reduced
+// dims form one block), so the fast paths are: inner == 1 (rows, folded with 4 independent
+// accumulators so the adds pipeline), inner > 1 (leading dims reduced: whole rows are added into
+// an accumulator tile, never a column walked with stride `inner`), and one long row split across
+// threads (a full reduction to a scalar). Partials are combined in index order, so results only
+// depend on the thread count. A reducer R provides:
+//   Acc init(out_index); void visit(Acc&, In v, r); void combine(Acc& a, const Acc& b);
+//   Out finish(const Acc&, out_index)            (r: position along the reduced extent)
+#pragma once
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/loops.h"
+
+namespace lucid::kernels {
+
+template <class R>
+void reduce_dense(const R& r, const typename R::In* x, typename R::Out* out, int64_t outer,
+                  int64_t red, int64_t inner) {
+  using Acc = typename R::Acc;
+  const int64_t n_out = outer * inner;
+  if (n_out == 0) return;
+  const int64_t total = n_out * red;
+  const int max_threads = int(std::min<int64_t>(omp_get_max_threads(), total / kParallelGrain));
+  const int nt = std::max(1, max_threads);
+
+  // One row of length red (stride 1): four accumulators break the dependency chain.
+  auto fold_row = [&r](const typename R::In* p, int64_t r0, int64_t r1, int64_t o) {
+    Acc a0 = r.init(o), a1 = r.init(o), a2 = r.init(o), a3 = r.init(o);
+    int64_t i = r0;
+    for (; i + 4 <= r1; i += 4) {
+      r.visit(a0, p[i], i);
+      r.visit(a1, p[i + 1], i + 1);
+      r.visit(a2, p[i + 2], i + 2);
+      r.visit(a3, p[i + 3], i + 3);
+    }
+    for (; i < r1; ++i) r.visit(a0, p[i], i);
+    r.combine(a0, a1);
+    r.combine(a2, a3);
+    r.combine(a0, a2);
+    return a0;
+  };
+
+  if (inner == 1) {
+    if (nt == 1) {
+      for (int64_t o = 0; o < outer; ++o) out[o] = r.finish(fold_row(x + o * red, 0, red, o), o);
+    } else if (outer >= nt) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+      for (int64_t o = 0; o < outer; ++o) out[o] = r.finish(fold_row(x + o * red, 0, red, o), o);
+    } else {  // few long rows (a full reduction): split each row across threads
+      for (int64_t o = 0; o < outer; ++o) {
+        const auto* p = x + o * red;
+        std::vector<Acc> part(nt, r.init(o));
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (int t = 0; t < nt; ++t) part[t] = fold_row(p, red * t / nt, red * (t + 1) / nt, o);
+        for (int t = 1; t < nt; ++t) r.combine(part[0], part[t]);
+        out[o] = r.finish(part[0], o);
+      }
+    }
+    return;
+  }
+
+  // inner > 1: fold whole rows x[o, k, j0:j1] into an accumulator tile, which stays in cache
+  // while the rows stream through.
+  constexpr int64_t kTile = 2048;
+  const int64_t tiles = (inner + kTile - 1) / kTile;
+  const int64_t jobs = outer * tiles;
+  auto fold_tile = [&](Acc* acc, int64_t job, int64_t k0, int64_t k1) {
+    const int64_t o = job / tiles, j0 = (job % tiles) * kTile, w = std::min(inner, j0 + kTile) - j0;
+    for (int64_t j = 0; j < w; ++j) acc[j] = r.init(o * inner + j0 + j);
+    const auto* base = x + o * red * inner + j0;
+    for (int64_t k = k0; k < k1; ++k) {
+      const auto* row = base + k * inner;
+      for (int64_t j = 0; j < w; ++j) r.visit(acc[j], row[j], k);
+    }
+  };
+  auto store_tile = [&](const Acc* acc, int64_t job) {
+    const int64_t o = job / tiles, j0 = (job % tiles) * kTile, w = std::min(inner, j0 + kTile) - j0;
+    for (int64_t j = 0; j < w; ++j) out[o * inner + j0 + j] = r.finish(acc[j], o * inner + j0 + j);
+  };
+  const int64_t tw = std::min(inner, kTile);
+  if (nt == 1) {
+    std::vector<Acc> acc(tw);
+    for (int64_t job = 0; job < jobs; ++job) fold_tile(acc.data(), job, 0, red), store_tile(acc.data(), job);
+  } else if (jobs >= nt) {
+#pragma omp parallel num_threads(nt)
+    {
+      std::vector<Acc> acc(tw);
+#pragma omp for schedule(static)
+      for (int64_t job = 0; job < jobs; ++job) fold_tile(acc.data(), job, 0, red), store_tile(acc.data(), job);
+    }
+  } else {  // few tiles, many rows (a bias gradient): split the rows, combine partial tiles
+    std::vector<Acc> part(size_t(nt) * size_t(tw));
+    for (int64_t job = 0; job < jobs; ++job) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+      for (int t = 0; t < nt; ++t) fold_tile(part.data() + t * tw, job, red * t / nt, red * (t + 1) / nt);
+      const int64_t w = std::min(inner, (job % tiles) * kTile + kTile) - (job % tiles) * kTile;
+      for (int t = 1; t < nt; ++t)
+        for (int64_t j = 0; j < w; ++j) r.combine(part[j], part[t * tw + j]);
+      store_tile(part.data(), job);
+    }
+  }
+}
+
+// gx[o, i] = g[o] * prod_{j != i} x[o, j] over rows of length n, from prefix and suffix
+// products: exact when the row holds zeros (dividing the product by x_i is not).
+template <class T, class A>
+void exclusive_prod_rows(const T* x, const T* g, T* out, int64_t rows, int64_t n) {
+  std::vector<A> pre(size_t(std::max<int64_t>(n, 1)));
+  for (int64_t o = 0; o < rows; ++o) {
+    const T* xr = x + o * n;
+    T* yr = out + o * n;
+    A p = A(1), s = A(g[o]);
+    for (int64_t i = 0; i < n; ++i) pre[i] = p, p *= A(xr[i]);
+    for (int64_t i = n; i-- > 0;) yr[i] = T(pre[i] * s), s *= A(xr[i]);
+  }
+}
+
+}  // namespace lucid::kernels

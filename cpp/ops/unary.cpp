@@ -1,0 +1,335 @@
+#include "ops/unary.h"
+
+#include <cmath>
+
+#include "core/autocast.h"
+#include "ops/binary.h"
+#include "ops/op_utils.h"
+
+namespace lucid {
+
+namespace {
+
+// What an op accepts: Float rejects integers, FloatPromote computes them in float32, Int keeps
+// integer dtypes (bool is rejected by all three).
+enum class Domain { Float, FloatPromote, Int };
+// What the backward reads besides the incoming gradient.
+enum class Saves { Nothing, Input, Output };
+
+// Each op: its names, domain, what it saves, f(x) and df(g, saved) on accumulation types.
+// f is instantiated for every dtype the domain allows; df only for float and double.
+struct NegOp {
+  static constexpr const char *kName = "neg", *kNode = "NegBackward";
+  static constexpr Domain kDomain = Domain::Int;
+  static constexpr Saves kSaves = Saves::Nothing;
+  template <class A> A f(A x) const { return -x; }
+  template <class A> A df(A g, A) const { return -g; }
+};
+struct AbsOp {
+  static constexpr const char *kName = "abs", *kNode = "AbsBackward";
+  static constexpr Domain kDomain = Domain::Int;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return x < A(0) ? A(-x) : x; }
+  template <class A> A df(A g, A x) const { return x > A(0) ? g : x < A(0) ? -g : A(0); }
+};
+struct ExpOp {
+  static constexpr const char *kName = "exp", *kNode = "ExpBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Output;
+  template <class A> A f(A x) const { return std::exp(x); }
+  template <class A> A df(A g, A y) const { return g * y; }
+};
+struct LogOp {
+  static constexpr const char *kName = "log", *kNode = "LogBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return std::log(x); }
+  template <class A> A df(A g, A x) const { return g / x; }
+};
+struct SqrtOp {
+  static constexpr const char *kName = "sqrt", *kNode = "SqrtBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Output;
+  template <class A> A f(A x) const { return std::sqrt(x); }
+  template <class A> A df(A g, A y) const { return g / (A(2) * y); }
+};
+struct RsqrtOp {
+  static constexpr const char *kName = "rsqrt", *kNode = "RsqrtBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Output;
+  template <class A> A f(A x) const { return A(1) / std::sqrt(x); }
+  template <class A> A df(A g, A y) const { return A(-0.5) * g * y * y * y; }
+};
+struct SinOp {
+  static constexpr const char *kName = "sin", *kNode = "SinBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return std::sin(x); }
+  template <class A> A df(A g, A x) const { return g * std::cos(x); }
+};
+struct CosOp {
+  static constexpr const char *kName = "cos", *kNode = "CosBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return std::cos(x); }
+  template <class A> A df(A g, A x) const { return -g * std::sin(x); }
+};
+struct TanhOp {
+  static constexpr const char *kName = "tanh", *kNode = "TanhBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Output;
+  template <class A> A f(A x) const { return std::tanh(x); }
+  template <class A> A df(A g, A y) const { return g * (A(1) - y * y); }
+};
+// NOTE: 1 / (1 + exp(-x)) overflows exp for x << 0; the two-branch form never does.
+template <class A> A stable_sigmoid(A x) {
+  if (x >= A(0)) return A(1) / (A(1) + std::exp(-x));
+  A e = std::exp(x);
+  return e / (A(1) + e);
+}
+struct SigmoidOp {
+  static constexpr const char *kName = "sigmoid", *kNode = "SigmoidBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Output;
+  template <class A> A f(A x) const { return stable_sigmoid(x); }
+  template <class A> A df(A g, A y) const { return g * y * (A(1) - y); }
+};
+struct ReluOp {
+  static constexpr const char *kName = "relu", *kNode = "ReluBackward";
+  static constexpr Domain kDomain = Domain::Int;
+  static constexpr Saves kSaves = Saves::Output;  // y > 0 exactly where x > 0
+  template <class A> A f(A x) const { return x < A(0) ? A(0) : x; }  // NaN stays NaN
+  template <class A> A df(A g, A y) const { return y > A(0) ? g : A(0); }
+};
+struct GeluOp {
+  static constexpr const char *kName = "gelu", *kNode = "GeluBackward";
+  static constexpr Domain kDomain = Domain::Float;
+  static constexpr Saves kSaves = Saves::Input;
+  bool tanh_approx = false;
+  static constexpr double kSqrt2OverPi = 0.79788456080286535588, kInvSqrt2 = 0.70710678118654752440,
+                          kInvSqrt2Pi = 0.39894228040143267794, kCubic = 0.044715;
+  template <class A> A f(A x) const {
+    if (tanh_approx) return A(0.5) * x * (A(1) + std::tanh(A(kSqrt2OverPi) * (x + A(kCubic) * x * x * x)));
+    return A(0.5) * x * (A(1) + std::erf(x * A(kInvSqrt2)));
+  }
+  template <class A> A df(A g, A x) const {
+    if (tanh_approx) {
+      A t = std::tanh(A(kSqrt2OverPi) * (x + A(kCubic) * x * x * x));
+      A du = A(kSqrt2OverPi) * (A(1) + A(3 * kCubic) * x * x);
+      return g * (A(0.5) * (A(1) + t) + A(0.5) * x * (A(1) - t * t) * du);
+    }
+    A cdf = A(0.5) * (A(1) + std::erf(x * A(kInvSqrt2)));
+    return g * (cdf + x * A(kInvSqrt2Pi) * std::exp(A(-0.5) * x * x));
+  }
+};
+struct SiluOp {
+  static constexpr const char *kName = "silu", *kNode = "SiluBackward";
+  static constexpr Domain kDomain = Domain::Float;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return x * stable_sigmoid(x); }
+  template <class A> A df(A g, A x) const {
+    A s = stable_sigmoid(x);
+    return g * s * (A(1) + x * (A(1) - s));
+  }
+};
+struct ClampOp {
+  static constexpr const char *kName = "clamp", *kNode = "ClampBackward";
+  static constexpr Domain kDomain = Domain::Int;
+  static constexpr Saves kSaves = Saves::Input;
+  bool has_lo = false, has_hi = false;
+  double lo = 0, hi = 0;
+  template <class A> A f(A x) const {  // comparisons are false for NaN: NaN passes through
+    if (has_lo && x < A(lo)) x = A(lo);
+    if (has_hi && x > A(hi)) x = A(hi);
+    return x;
+  }
+  template <class A> A df(A g, A x) const {
+    return ((!has_lo || x >= A(lo)) && (!has_hi || x <= A(hi))) ? g : A(0);
+  }
+};
+
+template <class Op>
+struct UnaryBackward : FuncOp<UnaryBackward<Op>, 1> {
+  static const OpSchema& schema_v1;
+  Op op;
+  DType in_dtype = DType::Float32;
+  const char* name() const override { return Op::kNode; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g0) {
+    const TensorImplPtr& s = this->saved_[0];
+    auto g = s ? cast_raw(g0, s->dtype) : g0;
+    auto out = empty(g->shape, g->dtype);
+    const bool flat = g->is_contiguous() && (!s || s->is_contiguous());
+    LUCID_DISPATCH_FLOAT(g->dtype, Op::kName, [&] {
+      using T = scalar_t;
+      using A = acc_t<T>;
+      const Op& o = op;
+      auto df = [o](T gv, T sv) { return T(o.template df<A>(A(gv), A(sv))); };
+      const T* sp = s ? s->template data<T>() : g->template data<T>();
+      const Shape& ss = s ? s->strides : g->strides;
+      if (flat)
+        kernels::map2_flat(out->numel(), out->template data<T>(), g->template data<T>(), sp, df);
+      else
+        kernels::map2(g->shape, out->template data<T>(), out->strides, g->template data<T>(), g->strides, sp, ss, df);
+    });
+    return {cast_raw(out, in_dtype)};
+  }
+};
+
+#define LUCID_UNARY_SCHEMA(Op, op_name, policy)                              \
+  template <>                                                                \
+  const OpSchema& UnaryBackward<Op>::schema_v1 = register_schema(            \
+      {.name = op_name, .version = 1, .amp_policy = AmpPolicy::policy, .produces_grad = true});
+LUCID_UNARY_SCHEMA(NegOp, "neg", KeepInput)
+LUCID_UNARY_SCHEMA(AbsOp, "abs", KeepInput)
+LUCID_UNARY_SCHEMA(ExpOp, "exp", ForceFP32)
+LUCID_UNARY_SCHEMA(LogOp, "log", ForceFP32)
+LUCID_UNARY_SCHEMA(SqrtOp, "sqrt", KeepInput)
+LUCID_UNARY_SCHEMA(RsqrtOp, "rsqrt", ForceFP32)
+LUCID_UNARY_SCHEMA(SinOp, "sin", KeepInput)
+LUCID_UNARY_SCHEMA(CosOp, "cos", KeepInput)
+LUCID_UNARY_SCHEMA(TanhOp, "tanh", KeepInput)
+LUCID_UNARY_SCHEMA(SigmoidOp, "sigmoid", KeepInput)
+LUCID_UNARY_SCHEMA(ReluOp, "relu", KeepInput)
+LUCID_UNARY_SCHEMA(GeluOp, "gelu", KeepInput)
+LUCID_UNARY_SCHEMA(SiluOp, "silu", KeepInput)
+LUCID_UNARY_SCHEMA(ClampOp, "clamp", KeepInput)
+#undef LUCID_UNARY_SCHEMA
+
+const OpSchema& kSignSchema = register_schema(
+    {.name = "sign", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = false});
+const OpSchema& kIsnanSchema = register_schema(
+    {.name = "isnan", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = false});
+const OpSchema& kIsfiniteSchema = register_schema(
+    {.name = "isfinite", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = false});
+
+// out[i] = op.f(x[i]) in x's dtype (x already in the compute dtype); `out` may alias x.
+template <class Op>
+void run_forward(const TensorImplPtr& x, const TensorImplPtr& out, const Op& op) {
+  auto body = [&]<class T>() {
+    using A = acc_t<T>;
+    auto f = [op](T v) { return kernels::convert<T>(op.template f<A>(A(v))); };
+    if (x->is_contiguous() && out->is_contiguous())
+      kernels::map1_flat(x->numel(), out->template data<T>(), x->template data<T>(), f);
+    else
+      kernels::map1(x->shape, out->template data<T>(), out->strides, x->template data<T>(), x->strides, f);
+  };
+  if constexpr (Op::kDomain == Domain::Int) {
+    LUCID_DISPATCH(x->dtype, Op::kName, [&] { body.template operator()<scalar_t>(); });
+  } else {
+    LUCID_DISPATCH_FLOAT(x->dtype, Op::kName, [&] { body.template operator()<scalar_t>(); });
+  }
+}
+
+// The dtype an op computes in for input dtype `d` (before autocast).
+template <class Op>
+DType domain_dtype(DType d) {
+  LUCID_CHECK_DTYPE(d != DType::Bool || Op::kDomain == Domain::FloatPromote, Op::kName,
+                    ": not supported for bool tensors");
+  if (is_floating(d)) return d;
+  LUCID_CHECK_DTYPE(Op::kDomain != Domain::Float, Op::kName, ": expected a floating input, got ",
+                    dtype_name(d), " (convert with .float() first)");
+  return Op::kDomain == Domain::FloatPromote ? kDefaultFloat : d;
+}
+
+// A detached alias of an op's output, for saving without a reference cycle through grad_fn.
+TensorImplPtr detached(const TensorImplPtr& t) { return make_view(t, t->shape, t->strides, t->offset); }
+
+template <class Op>
+TensorImplPtr unary_op(const TensorImplPtr& x, const Op& op = Op{}) {
+  using Node = UnaryBackward<Op>;
+  auto xc = cast_raw(x, compute_dtype(Node::schema_v1, domain_dtype<Op>(x->dtype)));
+  auto out = empty(xc->shape, xc->dtype);
+  run_forward(xc, out, op);
+  if (any_requires_grad({&x})) {
+    auto n = std::make_shared<Node>();
+    n->op = op;
+    n->in_dtype = x->dtype;
+    n->set_inputs({x});
+    if constexpr (Op::kSaves == Saves::Input) n->save(0, xc);
+    if constexpr (Op::kSaves == Saves::Output) n->save(0, detached(out));
+    attach_node(out, std::move(n));
+  }
+  return out;
+}
+
+template <class Op>
+TensorImplPtr unary_inplace(const TensorImplPtr& x, const Op& op, const char* name) {
+  check_inplace(x, name);
+  domain_dtype<Op>(x->dtype);
+  run_forward(x, x, op);
+  x->bump_version();
+  return x;
+}
+
+ClampOp clamp_op(std::optional<double> lo, std::optional<double> hi, const char* name) {
+  LUCID_CHECK(lo || hi, name, ": at least one of 'min' or 'max' must not be None");
+  ClampOp op;
+  op.has_lo = lo.has_value(), op.has_hi = hi.has_value();
+  op.lo = lo.value_or(0.0), op.hi = hi.value_or(0.0);
+  return op;
+}
+
+}  // namespace
+
+TensorImplPtr neg(const TensorImplPtr& x) {
+  LUCID_CHECK_DTYPE(x->dtype != DType::Bool, "neg: negation, the `-` operator, on a bool tensor is not supported; "
+                    "use the `~` or logical_not() operator instead");
+  return unary_op<NegOp>(x);
+}
+TensorImplPtr abs(const TensorImplPtr& x) { return unary_op<AbsOp>(x); }
+TensorImplPtr exp(const TensorImplPtr& x) { return unary_op<ExpOp>(x); }
+TensorImplPtr log(const TensorImplPtr& x) { return unary_op<LogOp>(x); }
+TensorImplPtr sqrt(const TensorImplPtr& x) { return unary_op<SqrtOp>(x); }
+TensorImplPtr rsqrt(const TensorImplPtr& x) { return unary_op<RsqrtOp>(x); }
+TensorImplPtr sin(const TensorImplPtr& x) { return unary_op<SinOp>(x); }
+TensorImplPtr cos(const TensorImplPtr& x) { return unary_op<CosOp>(x); }
+TensorImplPtr tanh(const TensorImplPtr& x) { return unary_op<TanhOp>(x); }
+TensorImplPtr sigmoid(const TensorImplPtr& x) { return unary_op<SigmoidOp>(x); }
+TensorImplPtr relu(const TensorImplPtr& x) { return unary_op<ReluOp>(x); }
+TensorImplPtr silu(const TensorImplPtr& x) { return unary_op<SiluOp>(x); }
+
+TensorImplPtr gelu(const TensorImplPtr& x, const std::string& approximate) {
+  LUCID_CHECK(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '",
+              approximate, "'");
+  GeluOp op;
+  op.tanh_approx = approximate == "tanh";
+  return unary_op(x, op);
+}
+
+TensorImplPtr clamp(const TensorImplPtr& x, std::optional<double> lo, std::optional<double> hi) {
+  return unary_op(x, clamp_op(lo, hi, "clamp"));
+}
+
+TensorImplPtr relu_(const TensorImplPtr& x) { return unary_inplace(x, ReluOp{}, "relu_"); }
+TensorImplPtr clamp_(const TensorImplPtr& x, std::optional<double> lo, std::optional<double> hi) {
+  return unary_inplace(x, clamp_op(lo, hi, "clamp_"), "clamp_");
+}
+
+TensorImplPtr sign(const TensorImplPtr& x) {
+  (void)kSignSchema;
+  return unary_apply("sign", x, []<class A>() {
+    return [](A v) { return A((A(0) < v) - (v < A(0))); };
+  });
+}
+
+TensorImplPtr isnan(const TensorImplPtr& x) {
+  (void)kIsnanSchema;
+  return unary_apply<true>("isnan", x, []<class A>() {
+    return [](A v) {
+      if constexpr (std::is_floating_point_v<A>) return std::isnan(v);
+      else return (void)v, false;
+    };
+  });
+}
+
+TensorImplPtr isfinite(const TensorImplPtr& x) {
+  (void)kIsfiniteSchema;
+  return unary_apply<true>("isfinite", x, []<class A>() {
+    return [](A v) {
+      if constexpr (std::is_floating_point_v<A>) return std::isfinite(v);
+      else return (void)v, true;
+    };
+  });
+}
+
+}  // namespace lucid

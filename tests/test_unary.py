@@ -1,0 +1,265 @@
+"""Unary elementwise ops: forward vs numpy in every dtype, gradients, kinks, dtype rules, in place."""
+import math
+
+import numpy as np
+import pytest
+
+import pylucid
+from helpers import check_op, rand_array
+
+F64 = pylucid.float64
+_erf = np.vectorize(math.erf)
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _gelu(x):
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+# (name, pylucid function, numpy reference, needs positive input)
+OPS = [
+    ("neg", lambda x: -x, np.negative, False),
+    ("abs", pylucid.abs, np.abs, False),
+    ("exp", pylucid.exp, np.exp, False),
+    ("log", pylucid.log, np.log, True),
+    ("sqrt", pylucid.sqrt, np.sqrt, True),
+    ("rsqrt", pylucid.rsqrt, lambda x: 1.0 / np.sqrt(x), True),
+    ("sin", pylucid.sin, np.sin, False),
+    ("cos", pylucid.cos, np.cos, False),
+    ("tanh", pylucid.tanh, np.tanh, False),
+    ("sigmoid", pylucid.sigmoid, _sigmoid, False),
+    ("relu", pylucid.relu, lambda x: np.maximum(x, 0.0), False),
+    ("gelu", pylucid.gelu, _gelu, False),
+    ("gelu_tanh", lambda x: pylucid.gelu(x, approximate="tanh"), _gelu_tanh, False),
+    ("silu", pylucid.silu, lambda x: x * _sigmoid(x), False),
+    ("clamp", lambda x: pylucid.clamp(x, min=-0.3, max=0.4), lambda x: np.clip(x, -0.3, 0.4), False),
+    ("clamp_min", lambda x: x.clamp_min(0.1), lambda x: np.maximum(x, 0.1), False),
+    ("clamp_max", lambda x: pylucid.clamp_max(x, 0.1), lambda x: np.minimum(x, 0.1), False),
+]
+IDS = [o[0] for o in OPS]
+
+
+@pytest.mark.parametrize("name,fn,ref,positive", OPS, ids=IDS)
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 5), (7,), ()])
+def test_forward_gradcheck_noncontiguous_accumulation(name, fn, ref, positive, shape):
+    """Guards against a wrong derivative formula, strided inputs read as contiguous, and grads
+    that overwrite instead of accumulate."""
+    if shape == () and positive:
+        pytest.skip("helpers.rand_array returns a numpy scalar for a positive 0-d draw")
+    check_op(fn, ref, [shape], positive=positive)
+
+
+@pytest.mark.parametrize("name,fn,ref,positive", OPS, ids=IDS)
+@pytest.mark.parametrize("dtype,tol", [(pylucid.float32, 1e-6), (pylucid.float16, 2e-3), (pylucid.bfloat16, 1e-2)])
+def test_forward_low_precision_dtypes(name, fn, ref, positive, dtype, tol):
+    """Guards against half types computed in 16 bits (or converted with the wrong rounding)."""
+    a = rand_array((4, 33), low=-3, high=3, positive=positive)
+    x = pylucid.tensor(a, dtype=dtype)
+    out = fn(x)
+    assert out.dtype == dtype
+    expected = ref(np.asarray(x.to(F64)))
+    np.testing.assert_allclose(np.asarray(out.to(F64)), expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name,fn,ref,positive", OPS, ids=IDS)
+def test_methods_match_functions(name, fn, ref, positive):
+    """Guards against the Tensor method and the module function drifting apart."""
+    base = name.split("_")[0]
+    if not hasattr(pylucid.Tensor, base) or base in ("clamp", "gelu", "silu"):
+        pytest.skip("no plain method of that name")
+    x = pylucid.tensor(rand_array((3, 4), positive=True))
+    np.testing.assert_array_equal(np.asarray(getattr(x, base)()), np.asarray(getattr(pylucid, base)(x)))
+
+
+def test_strided_slice_from_numpy_view():
+    """Guards against a non-contiguous numpy view (stride 2, offset) being read densely."""
+    base = rand_array((6, 10))
+    view = base[1::2, ::3]
+    x = pylucid._C._from_numpy(view)
+    np.testing.assert_allclose(np.asarray(pylucid.exp(x)), np.exp(view), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(x.tanh()), np.tanh(view), rtol=1e-12)
+
+
+def test_zero_size_and_size_one():
+    """Guards against crashes or wrong shapes on empty and size-1 tensors, forward and backward."""
+    for shape in [(0,), (2, 0, 3), (1, 1)]:
+        x = pylucid.zeros(*shape, dtype=F64, requires_grad=True)
+        y = x.sigmoid()
+        assert y.shape == shape
+        y.sum().backward()
+        assert x.grad.shape == shape
+        np.testing.assert_allclose(np.asarray(x.grad), np.full(shape, 0.25))
+
+
+def test_integer_inputs_promote_or_keep_dtype():
+    """Guards against int inputs to float-only functions staying int (truncated) and against
+    neg/abs/relu/clamp turning integers into floats."""
+    i = pylucid.tensor([1, -2, 3])
+    for f in (pylucid.exp, pylucid.log, pylucid.sqrt, pylucid.rsqrt, pylucid.sin, pylucid.cos, pylucid.tanh,
+              pylucid.sigmoid):
+        assert f(i).dtype == pylucid.float32
+    np.testing.assert_allclose(np.asarray(pylucid.exp(i)), np.exp([1.0, -2.0, 3.0]), rtol=1e-6)
+    assert pylucid.exp(pylucid.tensor([True, False])).dtype == pylucid.float32
+    for f, ref in [(lambda t: -t, [-1, 2, -3]), (pylucid.abs, [1, 2, 3]), (pylucid.relu, [1, 0, 3]),
+                   (lambda t: t.clamp(-1, 2), [1, -1, 2]), (pylucid.sign, [1, -1, 1])]:
+        out = f(i)
+        assert out.dtype == pylucid.int64 and out.tolist() == ref
+    # a float bound on an integer tensor computes in float32, as PyTorch's result type
+    c = pylucid.clamp(i, min=0.5)
+    assert c.dtype == pylucid.float32 and c.tolist() == [1.0, 0.5, 3.0]
+
+
+def test_dtype_errors():
+    """Guards against silently accepting inputs PyTorch refuses (and against crashing on them)."""
+    i = pylucid.tensor([1, 2])
+    b = pylucid.tensor([True, False])
+    with pytest.raises(pylucid.DtypeMismatch, match="gelu: expected a floating input, got int64"):
+        pylucid.gelu(i)
+    with pytest.raises(pylucid.DtypeMismatch, match="silu"):
+        pylucid.silu(i)
+    with pytest.raises(TypeError, match="neg: negation.*bool"):
+        -b
+    with pytest.raises(pylucid.DtypeMismatch, match="relu: not supported for bool"):
+        b.relu()
+    with pytest.raises(pylucid.DtypeMismatch, match="abs"):
+        abs(b)
+    assert pylucid.sign(b).tolist() == [True, False]
+
+
+def test_argument_errors():
+    x = pylucid.ones(3)
+    with pytest.raises(pylucid.LucidError, match="gelu: approximate must be 'none' or 'tanh', got 'fast'"):
+        pylucid.gelu(x, approximate="fast")
+    with pytest.raises(pylucid.LucidError, match="clamp: at least one of 'min' or 'max'"):
+        x.clamp()
+    with pytest.raises(pylucid.DtypeMismatch, match="clamp: 'min' must be a number"):
+        x.clamp(min="a")
+
+
+def test_gradients_at_kinks_follow_pytorch():
+    """Guards against relu'(0) = 1, abs'(0) = +-1 and clamp blocking the gradient at its bounds."""
+    x = pylucid.tensor([-1.0, 0.0, 2.0], dtype=F64, requires_grad=True)
+    x.relu().sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0]
+    x.grad = None
+    x.abs().sum().backward()
+    assert x.grad.tolist() == [-1.0, 0.0, 1.0]
+    y = pylucid.tensor([-1.0, -0.5, 0.0, 0.5, 1.0], dtype=F64, requires_grad=True)
+    y.clamp(-0.5, 0.5).sum().backward()
+    assert y.grad.tolist() == [0.0, 1.0, 1.0, 1.0, 0.0]
+
+
+def test_nan_and_extremes():
+    """Guards against relu/clamp swallowing NaN and sigmoid/silu overflowing for large |x|."""
+    x = pylucid.tensor([float("nan"), -1000.0, 1000.0])
+    r = np.asarray(x.relu())
+    assert np.isnan(r[0]) and r[1] == 0.0 and r[2] == 1000.0
+    assert np.isnan(np.asarray(x.clamp(0, 1))[0])
+    np.testing.assert_array_equal(np.asarray(x.sigmoid())[1:], [0.0, 1.0])
+    np.testing.assert_array_equal(np.asarray(pylucid.silu(x))[1:], [0.0, 1000.0])
+    assert pylucid.isnan(x).tolist() == [True, False, False]
+    assert pylucid.isfinite(pylucid.tensor([1.0, float("inf"), float("nan")])).tolist() == [True, False, False]
+    assert pylucid.isfinite(pylucid.tensor([1, 2])).tolist() == [True, True]
+    assert pylucid.sign(pylucid.tensor([-2.0, 0.0, 3.0, float("nan")])).tolist() == [-1.0, 0.0, 1.0, 0.0]
+
+
+def test_no_grad_ops_record_nothing():
+    """Guards against sign/isnan/isfinite attaching a backward node."""
+    x = pylucid.tensor([1.0, -1.0], requires_grad=True)
+    for out in (x.sign(), x.isnan(), x.isfinite()):
+        assert not out.requires_grad and out.grad_fn is None
+    assert not pylucid.ops.schema("sign").produces_grad
+
+
+def test_nodes_and_schemas():
+    """Guards against an op recording the wrong node, or its schema missing from the registry."""
+    x = pylucid.tensor([0.5, 1.5], requires_grad=True)
+    assert x.exp().grad_fn.name() == "ExpBackward"
+    assert pylucid.gelu(x).grad_fn.name() == "GeluBackward"
+    assert x.clamp(0, 1).grad_fn.name() == "ClampBackward"
+    assert pylucid.ops.schema("exp").amp_policy == pylucid.ops.AmpPolicy.ForceFP32
+    assert pylucid.ops.schema("relu").amp_policy == pylucid.ops.AmpPolicy.KeepInput
+    with pylucid.no_grad():
+        assert x.exp().grad_fn is None
+
+
+def test_saved_output_modified_in_place_raises():
+    """Guards against a wrong gradient after the output that exp's backward reads was overwritten."""
+    x = pylucid.tensor([0.5, 1.5], requires_grad=True)
+    y = x.exp()
+    with pylucid.no_grad():
+        y.mul_(2.0)
+    with pytest.raises(pylucid.LucidError, match="modified by an in-place operation"):
+        y.sum().backward()
+
+
+def test_gradient_returns_in_input_dtype_under_autocast():
+    """Guards against a ForceFP32 op handing a float32 gradient to a float16 leaf."""
+    x = pylucid.tensor([0.5, 1.0], dtype=pylucid.float16, requires_grad=True)
+    with pylucid.autocast(dtype=pylucid.float16):
+        y = x.exp()
+        assert y.dtype == pylucid.float32
+        assert x.relu().dtype == pylucid.float16
+    y.sum().backward()
+    assert x.grad.dtype == pylucid.float16
+    np.testing.assert_allclose(np.asarray(x.grad.float()), np.exp([0.5, 1.0]), rtol=2e-3)
+
+
+def test_inplace_relu_and_clamp():
+    """Guards against in-place ops allocating a new tensor, missing the version bump, or
+    modifying a tensor autograd tracks."""
+    x = pylucid.tensor([-1.0, 0.5, 2.0])
+    v = x._version
+    assert x.relu_() is x and x.tolist() == [0.0, 0.5, 2.0] and x._version == v + 1
+    assert x.clamp_(max=1.0) is x and x.tolist() == [0.0, 0.5, 1.0]
+    assert pylucid.clamp_(x, min=0.25).tolist() == [0.25, 0.5, 1.0]
+    t = pylucid.tensor(rand_array((4, 6)))
+    view = t.transpose(0, 1)
+    view.relu_()
+    assert (np.asarray(t) >= 0).all()
+    leaf = pylucid.ones(2, requires_grad=True)
+    with pytest.raises(pylucid.LucidError, match="relu_: a tensor that requires grad"):
+        leaf.relu_()
+    i = pylucid.tensor([1, 5])
+    with pytest.raises(pylucid.DtypeMismatch, match="clamp_: a float bound"):
+        i.clamp_(max=2.5)
+    assert i.clamp_(max=2).tolist() == [1, 2]
+
+
+def test_clamp_with_tensor_bounds():
+    """Guards against tensor bounds being ignored or not broadcast."""
+    x = pylucid.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    out = x.clamp(min=pylucid.tensor([1.0, 0.0, 2.5]), max=pylucid.tensor([[4.0], [3.5]]))
+    assert out.tolist() == [[1.0, 1.0, 2.5], [3.0, 3.5, 3.5]]
+
+
+def test_clamp_min_above_max_gives_max():
+    assert pylucid.ones(2).clamp(min=2.0, max=0.5).tolist() == [0.5, 0.5]
+
+
+def test_against_pytorch():
+    """Guards against formula drift from PyTorch (gelu both forms, silu, sigmoid), forward and grad."""
+    torch = pytest.importorskip("torch")
+    a = rand_array((5, 7), low=-4, high=4)
+    for ours, theirs in [
+        (pylucid.gelu, torch.nn.functional.gelu),
+        (lambda t: pylucid.gelu(t, approximate="tanh"), lambda t: torch.nn.functional.gelu(t, approximate="tanh")),
+        (pylucid.silu, torch.nn.functional.silu),
+        (pylucid.sigmoid, torch.sigmoid),
+        (pylucid.rsqrt, torch.rsqrt),
+    ]:
+        arr = np.abs(a) + 0.1 if ours is pylucid.rsqrt else a
+        x = pylucid.tensor(arr, dtype=F64, requires_grad=True)
+        tx = torch.tensor(arr, dtype=torch.float64, requires_grad=True)
+        y, ty = ours(x), theirs(tx)
+        np.testing.assert_allclose(np.asarray(y.detach()), ty.detach().numpy(), rtol=1e-12, atol=1e-14)
+        (y * y).sum().backward()
+        (ty * ty).sum().backward()
+        np.testing.assert_allclose(np.asarray(x.grad), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
