@@ -361,6 +361,15 @@ const OpSchema& kIndexPutSchema = register_schema(
 const OpSchema& kNonzeroSchema = register_schema(
     {.name = "nonzero", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = false});
 
+bool broadcastable_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  for (size_t i = 0; i < from.size(); ++i) {
+    int64_t f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+    if (f != t && f != 1) return false;
+  }
+  return true;
+}
+
 TensorImplPtr fresh_copy(const TensorImplPtr& t) {
   auto c = empty(t->shape, t->dtype);
   copy_into(c, t);
@@ -386,16 +395,22 @@ void index_put_(const TensorImplPtr& x, const std::vector<IndexItem>& items, con
   check_inplace(x, op);
   check_value_no_grad(value, op);
   Plan p = plan_index(x, items, op);
+  Adv a;
+  if (!p.adv.empty()) a = adv_geometry(p, false, op);
+  const Shape& target = p.adv.empty() ? p.g.shape : a.shape;
   // A value that shares memory with x (x[1:] = x[:-1]) is read in full before any write.
   auto v = value->storage == x->storage ? fresh_copy(value) : value;
+  // Leading size-1 dims of the value are dropped, as PyTorch does (x[0] = t of shape (1, n)).
+  size_t lead = 0;
+  while (v->shape.size() - lead > target.size() && v->shape[lead] == 1) ++lead;
+  if (lead)
+    v = make_view(v, Shape(v->shape.begin() + lead, v->shape.end()), Shape(v->strides.begin() + lead, v->strides.end()),
+                  v->offset);
+  LUCID_CHECK_SHAPE(broadcastable_to(v->shape, target), op, ": value of shape ", shape_str(value->shape),
+                    " cannot be broadcast to the indexed shape ", shape_str(target));
   if (p.adv.empty()) {
-    LUCID_CHECK_SHAPE(broadcast_shapes(p.g.shape, v->shape, op) == p.g.shape, op, ": value of shape ",
-                      shape_str(v->shape), " cannot be broadcast to the indexed shape ", shape_str(p.g.shape));
     copy_into(make_view(x, p.g.shape, p.g.strides, p.g.offset), v);
   } else {
-    Adv a = adv_geometry(p, false, op);
-    LUCID_CHECK_SHAPE(broadcast_shapes(a.shape, v->shape, op) == a.shape, op, ": value of shape ",
-                      shape_str(v->shape), " cannot be broadcast to the indexed shape ", shape_str(a.shape));
     v = cast_raw(v, x->dtype);
     Shape vs = broadcast_strides(v->shape, v->strides, a.shape);
     LUCID_DISPATCH(x->dtype, op, [&] {
