@@ -1,0 +1,137 @@
+// The normalisation family from Python: the functional entry points behind
+// pylucid.nn.functional.{rms_norm, group_rms_norm, layer_norm} (every argument explicit: the
+// defaults live in the Python signatures) and the backward node classes with their saved state.
+#include "bindings/common.h"
+#include "ops/group_rms_norm.h"
+#include "ops/layer_norm.h"
+#include "ops/rms_norm.h"
+
+namespace lucid::bindings {
+
+namespace {
+
+int64_t work_of(const TensorImplPtr& t) { return t ? t->numel() : 0; }
+
+// node.apply(grad_out) from Python: run() checks the saved tensors' versions and that the
+// graph was not freed, then calls the closed-form apply.
+template <class NodeT>
+py::tuple apply_from_python(NodeT& n, const TensorImplPtr& grad_out) {
+  auto grads = maybe_nogil(work_of(grad_out), [&] { return n.run(grad_out); });
+  py::list out;
+  for (auto& g : grads) out.append(g ? py::cast(g) : py::none());
+  return py::tuple(out);
+}
+
+}  // namespace
+
+LUCID_BINDING(nn_norm, 20) {
+  m.def(
+      "_rms_norm",
+      [](const TensorImplPtr& x, py::handle normalized_shape, const TensorImplPtr& weight, double eps,
+         double partial_ratio) {
+        Shape ns = shape_arg(normalized_shape, "rms_norm");
+        return maybe_nogil(work_of(x), [&] { return rms_norm(x, ns, weight, eps, partial_ratio); });
+      },
+      py::arg("input"), py::arg("normalized_shape"), py::arg("weight"), py::arg("eps"), py::arg("partial_ratio"));
+  m.def("_rms_norm_partial_k", &rms_norm_partial_k, py::arg("n"), py::arg("partial_ratio"));
+  m.def(
+      "_rms_norm_check",
+      [](py::handle normalized_shape, double eps, double partial_ratio) {
+        Shape ns = shape_arg(normalized_shape, "rms_norm");
+        LUCID_CHECK_SHAPE(!ns.empty(), "rms_norm: normalized_shape must have at least one dim, got []");
+        for (auto d : ns)
+          LUCID_CHECK_SHAPE(d > 0, "rms_norm: dim must hold positive sizes, got ", shape_str(ns));
+        check_eps("rms_norm", eps);
+        return rms_norm_partial_k(numel_of(ns), partial_ratio);
+      },
+      py::arg("normalized_shape"), py::arg("eps"), py::arg("partial_ratio"),
+      "Validates RMSNorm's arguments and returns k, the number of features feeding the RMS.");
+  m.def(
+      "_layer_norm",
+      [](const TensorImplPtr& x, py::handle normalized_shape, const TensorImplPtr& weight, const TensorImplPtr& bias,
+         double eps) {
+        Shape ns = shape_arg(normalized_shape, "layer_norm");
+        return maybe_nogil(work_of(x), [&] { return layer_norm(x, ns, weight, bias, eps); });
+      },
+      py::arg("input"), py::arg("normalized_shape"), py::arg("weight"), py::arg("bias"), py::arg("eps"));
+  m.def(
+      "_layer_norm_check",
+      [](py::handle normalized_shape, double eps) {
+        Shape ns = shape_arg(normalized_shape, "layer_norm");
+        LUCID_CHECK_SHAPE(!ns.empty(), "layer_norm: normalized_shape must have at least one dim, got []");
+        for (auto d : ns)
+          LUCID_CHECK_SHAPE(d > 0, "layer_norm: normalized_shape must hold positive sizes, got ", shape_str(ns));
+        check_eps("layer_norm", eps);
+      },
+      py::arg("normalized_shape"), py::arg("eps"));
+  m.def(
+      "_group_rms_norm",
+      [](const TensorImplPtr& x, const TensorImplPtr& channel_groups, const TensorImplPtr& weight, double eps) {
+        return maybe_nogil(work_of(x), [&] { return group_rms_norm(x, channel_groups, weight, eps); });
+      },
+      py::arg("input"), py::arg("channel_groups"), py::arg("weight"), py::arg("eps"));
+  m.def(
+      "_group_rms_norm_groups",
+      [](const TensorImplPtr& channel_groups, double eps) {
+        check_eps("group_rms_norm", eps);
+        auto [ids, counts] = group_rms_norm_groups(channel_groups);
+        return py::make_tuple(ids, counts);
+      },
+      py::arg("channel_groups"), py::arg("eps"));
+
+  py::class_<RMSNormBackward, Node, std::shared_ptr<RMSNormBackward>>(
+      m, "RMSNormBackward",
+      "Backward node of rms_norm (RMSNorm and partial RMSNorm): saves x, gamma and the per-slice "
+      "reciprocal RMS; apply(grad_out) returns (dx, d_gamma) in closed form.")
+      .def_property_readonly_static("schema_v1", [](py::handle) { return RMSNormBackward::schema_v1; },
+                                    "The registered schema: rms_norm, version 1, ForceFP32, produces_grad.")
+      .def_property_readonly("saved_rstd", [](const RMSNormBackward& n) { return n.saved_rstd_; },
+                             "Per-slice reciprocal RMS, a Tensor of shape (outer,); None once freed.")
+      .def_property_readonly("outer", [](const RMSNormBackward& n) { return n.outer_; },
+                             "Product of the leading (not normalised) dims of x.")
+      .def_property_readonly("N", [](const RMSNormBackward& n) { return n.N_; },
+                             "Product of the normalised trailing dims of x.")
+      .def_property_readonly("k", [](const RMSNormBackward& n) { return n.k_; },
+                             "Number of leading features the RMS is taken over (N unless partial).")
+      .def_property_readonly("eps", [](const RMSNormBackward& n) { return n.eps_; })
+      .def_static(
+          "forward",
+          [](const TensorImplPtr& x, const TensorImplPtr& gamma, double eps) {
+            return maybe_nogil(work_of(x), [&] { return RMSNormBackward::forward(x, gamma, eps); });
+          },
+          py::arg("x"), py::arg("gamma"), py::arg("eps"),
+          "Normalise x over its last gamma.ndim dims, apply gamma, and record the node when grad is on.")
+      .def("apply", &apply_from_python<RMSNormBackward>, py::arg("grad_out"),
+           "(dx, d_gamma) for grad_out, the gradient of the output (None where not needed).");
+
+  py::class_<GroupRMSNormBackward, Node, std::shared_ptr<GroupRMSNormBackward>>(
+      m, "GroupRMSNormBackward",
+      "Backward node of group_rms_norm: saves x, gamma, the group ids and the reciprocal RMS per "
+      "(row, group); apply(grad_out) returns (dx, d_gamma).")
+      .def_property_readonly_static("schema_v1", [](py::handle) { return GroupRMSNormBackward::schema_v1; })
+      .def_property_readonly("saved_rstd", [](const GroupRMSNormBackward& n) { return n.saved_rstd_; },
+                             "Reciprocal RMS per (row, group), shape (B, G); None once freed.")
+      .def_property_readonly("channel_groups", [](const GroupRMSNormBackward& n) { return n.groups_; })
+      .def_property_readonly("n_channels", [](const GroupRMSNormBackward& n) { return n.counts_; })
+      .def_property_readonly("B", [](const GroupRMSNormBackward& n) { return n.B_; })
+      .def_property_readonly("C", [](const GroupRMSNormBackward& n) { return n.C_; })
+      .def_property_readonly("G", [](const GroupRMSNormBackward& n) { return n.G_; })
+      .def_property_readonly("eps", [](const GroupRMSNormBackward& n) { return n.eps_; })
+      .def("apply", &apply_from_python<GroupRMSNormBackward>, py::arg("grad_out"),
+           "(dx, d_gamma) for grad_out (None where not needed).");
+
+  py::class_<LayerNormBackward, Node, std::shared_ptr<LayerNormBackward>>(
+      m, "LayerNormBackward",
+      "Backward node of layer_norm: saves x, weight, the per-slice mean and reciprocal std; "
+      "apply(grad_out) returns (dx, d_weight, d_bias).")
+      .def_property_readonly_static("schema_v1", [](py::handle) { return LayerNormBackward::schema_v1; })
+      .def_property_readonly("saved_mean", [](const LayerNormBackward& n) { return n.saved_mean_; })
+      .def_property_readonly("saved_rstd", [](const LayerNormBackward& n) { return n.saved_rstd_; })
+      .def_property_readonly("outer", [](const LayerNormBackward& n) { return n.outer_; })
+      .def_property_readonly("N", [](const LayerNormBackward& n) { return n.N_; })
+      .def_property_readonly("eps", [](const LayerNormBackward& n) { return n.eps_; })
+      .def("apply", &apply_from_python<LayerNormBackward>, py::arg("grad_out"),
+           "(dx, d_weight, d_bias) for grad_out (None where not needed).");
+}
+
+}  // namespace lucid::bindings

@@ -1,0 +1,46 @@
+// GroupRMSNorm: RMSNorm taken per (row, channel group). channel_groups assigns each of the C
+// channels a group id in 0..G-1 (any order, groups of any size >= 1); for input (B, C) or
+// (B, C, 1), with n_g the channel count of group g:
+//   rstd[b, g] = 1 / sqrt(sum_{c in g} x[b, c]^2 / n_g + eps),  y[b, c] = x[b, c] * rstd[b, g(c)] * gamma[g(c)]
+// gamma has shape (G,) or is absent. Saved: x, gamma (slots), saved_rstd_ (B, G) in acc dtype,
+// the validated ids and counts. Backward per group (gy = grad_out * gamma[g(c)]):
+//   dx_c = rstd gy_c - x_c rstd^3 / n_g * sum_{c' in g} gy_c' x_c',  d_gamma_g = sum_{b, c in g} grad_out x rstd.
+// Ids must cover 0..G-1 with G = max id + 1: an unused id (an empty group) raises instead of
+// silently leaving a gain that never trains, as a scatter-mean formulation would.
+#pragma once
+#include <utility>
+
+#include "autograd/func_op.h"
+#include "core/tensor_impl.h"
+
+namespace lucid {
+
+struct GroupRMSNormBackward : FuncOp<GroupRMSNormBackward, 2> {
+  static const OpSchema& schema_v1;  // {group_rms_norm, 1, ForceFP32, produces_grad}
+
+  TensorImplPtr saved_rstd_;  // (B_, G_)
+  TensorImplPtr groups_;      // (C_,) int64 group id of each channel
+  TensorImplPtr counts_;      // (G_,) int64 channels per group
+  size_t B_ = 0, C_ = 0, G_ = 0;
+  double eps_ = 0;
+  DType compute_dtype_ = kDefaultFloat;
+
+  const char* name() const override { return "GroupRMSNormBackward"; }
+  // {dx, d_gamma}, each in its input's dtype (nullptr where not needed).
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  void release_saved() override {
+    saved_rstd_.reset();
+    AutogradNode::release_saved();
+  }
+};
+
+// Validates channel_groups (a non-empty 1-D integer tensor of ids >= 0 that cover 0..G-1) and
+// returns {a contiguous int64 copy of the ids, the channel count of each group, shape (G,)}.
+// Every violation is a ShapeMismatch (a ValueError) naming the offending id.
+std::pair<TensorImplPtr, TensorImplPtr> group_rms_norm_groups(const TensorImplPtr& channel_groups);
+
+// x: (B, C) or (B, C, 1); gamma: (G,) or nullptr; eps >= 0. ForceFP32 under autocast.
+TensorImplPtr group_rms_norm(const TensorImplPtr& x, const TensorImplPtr& channel_groups,
+                             const TensorImplPtr& gamma, double eps);
+
+}  // namespace lucid
