@@ -30,6 +30,17 @@ TensorImplPtr array_index(py::handle obj, const char* op) {
   return from_numpy_fn()(arr).cast<TensorImplPtr>();
 }
 
+// A Python int (or object with __index__) that fits in int64.
+int64_t int_value(py::handle h, const char* op) {
+  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+  if (!i) throw py::error_already_set();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow) throw IndexOutOfRange(str(op, ": integer ", std::string(py::str(i)), " does not fit in int64"));
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
 IndexItem index_item(py::handle h, const char* op) {
   IndexItem it;
   if (h.is_none()) {
@@ -54,7 +65,7 @@ IndexItem index_item(py::handle h, const char* op) {
     it.t = array_index(h, op);
   } else if (PyIndex_Check(h.ptr())) {
     it.kind = IndexItem::Kind::Int;
-    it.i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr())).cast<int64_t>();
+    it.i = int_value(h, op);
   } else {
     throw DtypeMismatch(str(op, ": only ints, slices, None, Ellipsis, bools and int64/bool tensors, lists or "
                             "arrays are valid indices, got ", type_name(h)));
@@ -82,6 +93,16 @@ TensorImplPtr value_arg(const TensorImplPtr& self, py::handle v, const char* op)
   throw DtypeMismatch(str(op, ": expected a Tensor or a number, got ", type_name(v)));
 }
 
+DType dtype_value(py::handle h, const char* op) {
+  if (!py::isinstance<DType>(h)) throw DtypeMismatch(str(op, ": expected a pylucid dtype, got ", type_name(h)));
+  return h.cast<DType>();
+}
+
+bool bool_value(py::handle h, const char* op, const char* what) {
+  if (!PyBool_Check(h.ptr())) throw DtypeMismatch(str(op, ": ", what, " must be a bool, got ", type_name(h)));
+  return h.ptr() == Py_True;
+}
+
 TensorImplPtr tensor_arg(py::handle h, const char* op, const char* what) {
   if (!py::isinstance<TensorImpl>(h))
     throw DtypeMismatch(str(op, ": ", what, " must be a Tensor, got ", type_name(h)));
@@ -105,7 +126,7 @@ std::vector<TensorImplPtr> tensor_list(py::handle seq, const char* op) {
 py::tuple as_tuple(const std::vector<TensorImplPtr>& v) { return py::tuple(py::cast(v)); }
 
 py::tuple split_py(const TensorImplPtr& t, py::handle sizes, int64_t dim) {
-  if (PyIndex_Check(sizes.ptr()) && !py::isinstance<TensorImpl>(sizes)) return as_tuple(split(t, sizes.cast<int64_t>(), dim));
+  if (PyIndex_Check(sizes.ptr()) && !py::isinstance<TensorImpl>(sizes)) return as_tuple(split(t, int_value(sizes, "split"), dim));
   return as_tuple(split_with_sizes(t, shape_arg(sizes, "split"), dim));
 }
 
@@ -149,14 +170,14 @@ TensorImplPtr to_py(const TensorImplPtr& t, const py::args& args, const py::kwar
     if (py::isinstance<DType>(h)) d = h.cast<DType>();
     else if (py::isinstance<TensorImpl>(h)) d = h.cast<TensorImplPtr>()->dtype;
     else if (py::isinstance<py::str>(h)) device(h);
-    else if (PyBool_Check(h.ptr())) copy = (bools++ == 1) ? h.cast<bool>() : copy;  // (non_blocking, copy)
+    else if (PyBool_Check(h.ptr())) copy = (bools++ == 1) ? h.ptr() == Py_True : copy;  // (non_blocking, copy)
     else if (!h.is_none()) throw DtypeMismatch(str("to: expected a dtype, a device or a Tensor, got ", type_name(h)));
   }
   for (auto [k, v] : kw) {
     std::string key = py::str(k);
-    if (key == "dtype") d = v.is_none() ? d : v.cast<DType>();
+    if (key == "dtype") d = v.is_none() ? d : dtype_value(v, "to");
     else if (key == "device") { if (!v.is_none()) device(v); }
-    else if (key == "copy") copy = v.cast<bool>();
+    else if (key == "copy") copy = bool_value(v, "to", "copy");
     else if (key != "non_blocking" && key != "memory_format")
       throw DtypeMismatch(str("to: unexpected keyword argument '", key, "'"));
   }
@@ -204,8 +225,8 @@ LUCID_BINDING(ops_shape, 11) {
   // ---- views ----
   def_method("view", [](T t, py::args a) { return view(t, shape_args(a, "view")); });
   def_method("reshape", [](T t, py::args a) { return reshape(t, shape_args(a, "reshape")); });
-  def_method("view_as", [](T t, T o) { return view(t, o->shape); });
-  def_method("reshape_as", [](T t, T o) { return reshape(t, o->shape); });
+  def_method("view_as", [](T t, T o) { return view(t, o->shape); }, py::arg("other").none(false));
+  def_method("reshape_as", [](T t, T o) { return reshape(t, o->shape); }, py::arg("other").none(false));
   def_method("flatten", [](T t, int64_t s, int64_t e) { return flatten(t, s, e); }, py::arg("start_dim") = 0,
              py::arg("end_dim") = -1);
   def_method("unflatten", [](T t, int64_t d, py::handle s) { return unflatten(t, d, shape_arg(s, "unflatten")); },
@@ -224,11 +245,11 @@ LUCID_BINDING(ops_shape, 11) {
     return movedim(t, dims_arg(s, "moveaxis"), dims_arg(d, "moveaxis"));
   }, py::arg("source"), py::arg("destination"));
   def_method("expand", [](T t, py::args a) { return expand(t, shape_args(a, "expand")); });
-  def_method("expand_as", [](T t, T o) { return expand(t, o->shape); });
+  def_method("expand_as", [](T t, T o) { return expand(t, o->shape); }, py::arg("other").none(false));
   def_method("broadcast_to", [](T t, py::handle s) { return expand(t, shape_arg(s, "broadcast_to")); }, py::arg("size"));
   def_method("narrow", [](T t, int64_t d, int64_t s, int64_t n) { return narrow(t, d, s, n); }, py::arg("dim"),
              py::arg("start"), py::arg("length"));
-  def_method("select", [](T t, int64_t d, int64_t i) { return select(t, d, i); }, py::arg("dim"), py::arg("index"));
+  def_method("select", [](T t, int64_t d, int64_t i) { return select(t, d, i); }, py::arg("dim"), py::arg("index").none(false));
   def_method("split", [](T t, py::handle s, int64_t d) { return split_py(t, s, d); }, py::arg("split_size"),
              py::arg("dim") = 0);
   def_method("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); }, py::arg("chunks"),
@@ -239,7 +260,7 @@ LUCID_BINDING(ops_shape, 11) {
   def_method("to", &to_py);
   def_method("type", [](T t, py::handle d) -> py::object {
     if (d.is_none()) return py::str(legacy_type_name(t->dtype));
-    return py::cast(to(t, d.cast<DType>(), false));
+    return py::cast(to(t, dtype_value(d, "type"), false));
   }, py::arg("dtype") = py::none());
 
   // ---- indexing ----
@@ -251,67 +272,67 @@ LUCID_BINDING(ops_shape, 11) {
     LUCID_CHECK_DTYPE(t->ndim() > 0, "iter: iteration over a 0-d tensor");
     return py::iter(py::cast(unbind(t, 0)));
   });
-  def_method("index_select", [](T t, int64_t d, T i) { return index_select(t, d, i); }, py::arg("dim"), py::arg("index"));
-  def_method("gather", [](T t, int64_t d, T i) { return gather(t, d, i); }, py::arg("dim"), py::arg("index"));
+  def_method("index_select", [](T t, int64_t d, T i) { return index_select(t, d, i); }, py::arg("dim"), py::arg("index").none(false));
+  def_method("gather", [](T t, int64_t d, T i) { return gather(t, d, i); }, py::arg("dim"), py::arg("index").none(false));
   def_method("scatter_add", [](T t, int64_t d, T i, T s) { return scatter_add(t, d, i, s); }, py::arg("dim"),
-             py::arg("index"), py::arg("src"));
+             py::arg("index").none(false), py::arg("src").none(false));
   def_method("scatter_add_", [](T t, int64_t d, T i, T s) { return scatter_add_(t, d, i, s); }, py::arg("dim"),
-             py::arg("index"), py::arg("src"));
+             py::arg("index").none(false), py::arg("src").none(false));
   def_method("nonzero", [](T t, bool as_tuple_) -> py::object {
     return as_tuple_ ? py::object(as_tuple(nonzero_tuple(t))) : py::cast(nonzero(t));
   }, py::kw_only(), py::arg("as_tuple") = false);
 
   // ---- joining and selection ----
   def_method("masked_fill", [](T t, T m, py::handle v) { return masked_fill(t, m, masked_fill_value(t, v, "masked_fill")); },
-             py::arg("mask"), py::arg("value"));
+             py::arg("mask").none(false), py::arg("value"));
   def_method("masked_fill_", [](T t, T m, py::handle v) { return masked_fill_(t, m, masked_fill_value(t, v, "masked_fill_")); },
-             py::arg("mask"), py::arg("value"));
+             py::arg("mask").none(false), py::arg("value"));
   def_method("tril", [](T t, int64_t k) { return tril(t, k); }, py::arg("diagonal") = 0);
   def_method("triu", [](T t, int64_t k) { return triu(t, k); }, py::arg("diagonal") = 0);
   def_method("where", [](T t, py::handle c, py::handle o) { return where_py(c, py::cast(t), o); }, py::arg("condition"),
              py::arg("other"));
 
   // ---- module functions (re-exported by pylucid/_shape.py) ----
-  m.def("reshape", [](T t, py::handle s) { return reshape(t, shape_arg(s, "reshape")); }, py::arg("input"), py::arg("shape"));
-  m.def("flatten", [](T t, int64_t s, int64_t e) { return flatten(t, s, e); }, py::arg("input"), py::arg("start_dim") = 0,
+  m.def("reshape", [](T t, py::handle s) { return reshape(t, shape_arg(s, "reshape")); }, py::arg("input").none(false), py::arg("shape"));
+  m.def("flatten", [](T t, int64_t s, int64_t e) { return flatten(t, s, e); }, py::arg("input").none(false), py::arg("start_dim") = 0,
         py::arg("end_dim") = -1);
   m.def("unflatten", [](T t, int64_t d, py::handle s) { return unflatten(t, d, shape_arg(s, "unflatten")); },
-        py::arg("input"), py::arg("dim"), py::arg("sizes"));
-  m.def("squeeze", [](T t, py::handle d) { return squeeze(t, dims_arg(d, "squeeze")); }, py::arg("input"),
+        py::arg("input").none(false), py::arg("dim"), py::arg("sizes"));
+  m.def("squeeze", [](T t, py::handle d) { return squeeze(t, dims_arg(d, "squeeze")); }, py::arg("input").none(false),
         py::arg("dim") = py::none());
-  m.def("unsqueeze", [](T t, int64_t d) { return unsqueeze(t, d); }, py::arg("input"), py::arg("dim"));
-  m.def("permute", [](T t, py::handle d) { return permute(t, shape_arg(d, "permute")); }, py::arg("input"), py::arg("dims"));
-  m.def("transpose", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("input"), py::arg("dim0"),
+  m.def("unsqueeze", [](T t, int64_t d) { return unsqueeze(t, d); }, py::arg("input").none(false), py::arg("dim"));
+  m.def("permute", [](T t, py::handle d) { return permute(t, shape_arg(d, "permute")); }, py::arg("input").none(false), py::arg("dims"));
+  m.def("transpose", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("input").none(false), py::arg("dim0"),
         py::arg("dim1"));
-  m.def("swapaxes", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("input"), py::arg("axis0"),
+  m.def("swapaxes", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("input").none(false), py::arg("axis0"),
         py::arg("axis1"));
-  m.def("swapdims", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("input"), py::arg("dim0"),
+  m.def("swapdims", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("input").none(false), py::arg("dim0"),
         py::arg("dim1"));
-  m.def("t", [](T t) { return t2(t); }, py::arg("input"));
+  m.def("t", [](T t) { return t2(t); }, py::arg("input").none(false));
   m.def("movedim", [](T t, py::handle s, py::handle d) { return movedim(t, dims_arg(s, "movedim"), dims_arg(d, "movedim")); },
-        py::arg("input"), py::arg("source"), py::arg("destination"));
+        py::arg("input").none(false), py::arg("source"), py::arg("destination"));
   m.def("moveaxis", [](T t, py::handle s, py::handle d) { return movedim(t, dims_arg(s, "moveaxis"), dims_arg(d, "moveaxis")); },
-        py::arg("input"), py::arg("source"), py::arg("destination"));
-  m.def("broadcast_to", [](T t, py::handle s) { return expand(t, shape_arg(s, "broadcast_to")); }, py::arg("input"),
+        py::arg("input").none(false), py::arg("source"), py::arg("destination"));
+  m.def("broadcast_to", [](T t, py::handle s) { return expand(t, shape_arg(s, "broadcast_to")); }, py::arg("input").none(false),
         py::arg("size"));
-  m.def("narrow", [](T t, int64_t d, int64_t s, int64_t n) { return narrow(t, d, s, n); }, py::arg("input"), py::arg("dim"),
+  m.def("narrow", [](T t, int64_t d, int64_t s, int64_t n) { return narrow(t, d, s, n); }, py::arg("input").none(false), py::arg("dim"),
         py::arg("start"), py::arg("length"));
-  m.def("select", [](T t, int64_t d, int64_t i) { return select(t, d, i); }, py::arg("input"), py::arg("dim"),
-        py::arg("index"));
-  m.def("split", [](T t, py::handle s, int64_t d) { return split_py(t, s, d); }, py::arg("tensor"),
+  m.def("select", [](T t, int64_t d, int64_t i) { return select(t, d, i); }, py::arg("input").none(false), py::arg("dim"),
+        py::arg("index").none(false));
+  m.def("split", [](T t, py::handle s, int64_t d) { return split_py(t, s, d); }, py::arg("tensor").none(false),
         py::arg("split_size_or_sections"), py::arg("dim") = 0);
-  m.def("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); }, py::arg("input"), py::arg("chunks"),
+  m.def("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); }, py::arg("input").none(false), py::arg("chunks"),
         py::arg("dim") = 0);
-  m.def("unbind", [](T t, int64_t d) { return as_tuple(unbind(t, d)); }, py::arg("input"), py::arg("dim") = 0);
-  m.def("clone", [](T t) { return clone(t); }, py::arg("input"));
-  m.def("index_select", [](T t, int64_t d, T i) { return index_select(t, d, i); }, py::arg("input"), py::arg("dim"),
-        py::arg("index"));
-  m.def("gather", [](T t, int64_t d, T i) { return gather(t, d, i); }, py::arg("input"), py::arg("dim"), py::arg("index"));
-  m.def("scatter_add", [](T t, int64_t d, T i, T s) { return scatter_add(t, d, i, s); }, py::arg("input"), py::arg("dim"),
-        py::arg("index"), py::arg("src"));
+  m.def("unbind", [](T t, int64_t d) { return as_tuple(unbind(t, d)); }, py::arg("input").none(false), py::arg("dim") = 0);
+  m.def("clone", [](T t) { return clone(t); }, py::arg("input").none(false));
+  m.def("index_select", [](T t, int64_t d, T i) { return index_select(t, d, i); }, py::arg("input").none(false), py::arg("dim"),
+        py::arg("index").none(false));
+  m.def("gather", [](T t, int64_t d, T i) { return gather(t, d, i); }, py::arg("input").none(false), py::arg("dim"), py::arg("index").none(false));
+  m.def("scatter_add", [](T t, int64_t d, T i, T s) { return scatter_add(t, d, i, s); }, py::arg("input").none(false), py::arg("dim"),
+        py::arg("index").none(false), py::arg("src").none(false));
   m.def("nonzero", [](T t, bool as_tuple_) -> py::object {
     return as_tuple_ ? py::object(as_tuple(nonzero_tuple(t))) : py::cast(nonzero(t));
-  }, py::arg("input"), py::kw_only(), py::arg("as_tuple") = false);
+  }, py::arg("input").none(false), py::kw_only(), py::arg("as_tuple") = false);
   m.def("cat", [](py::handle ts, int64_t d) { return cat(tensor_list(ts, "cat"), d); }, py::arg("tensors"), py::arg("dim") = 0);
   m.def("stack", [](py::handle ts, int64_t d) { return stack(tensor_list(ts, "stack"), d); }, py::arg("tensors"),
         py::arg("dim") = 0);
@@ -319,11 +340,11 @@ LUCID_BINDING(ops_shape, 11) {
     if (a.is_none() && b.is_none()) return as_tuple(nonzero_tuple(tensor_arg(c, "where", "condition")));
     if (a.is_none() || b.is_none()) throw LucidError("where: pass both input and other, or neither (nonzero)");
     return py::cast(where_py(c, a, b));
-  }, py::arg("condition"), py::arg("input") = py::none(), py::arg("other") = py::none());
-  m.def("tril", [](T t, int64_t k) { return tril(t, k); }, py::arg("input"), py::arg("diagonal") = 0);
-  m.def("triu", [](T t, int64_t k) { return triu(t, k); }, py::arg("input"), py::arg("diagonal") = 0);
+  }, py::arg("condition"), py::arg("input").none(false) = py::none(), py::arg("other") = py::none());
+  m.def("tril", [](T t, int64_t k) { return tril(t, k); }, py::arg("input").none(false), py::arg("diagonal") = 0);
+  m.def("triu", [](T t, int64_t k) { return triu(t, k); }, py::arg("input").none(false), py::arg("diagonal") = 0);
   m.def("masked_fill", [](T t, T mk, py::handle v) { return masked_fill(t, mk, masked_fill_value(t, v, "masked_fill")); },
-        py::arg("input"), py::arg("mask"), py::arg("value"));
+        py::arg("input").none(false), py::arg("mask").none(false), py::arg("value"));
 }
 
 }  // namespace lucid::bindings
