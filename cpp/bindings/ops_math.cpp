@@ -145,100 +145,171 @@ LUCID_BINDING(ops_math, 10) {
   struct Unary {
     const char* name;
     TensorImplPtr (*fn)(const TensorImplPtr&);
+    const char* doc;
   };
-  const Unary unary[] = {{"neg", &neg},     {"negative", &neg}, {"abs", &abs},       {"exp", &exp},
-                         {"log", &log},     {"sqrt", &sqrt},    {"rsqrt", &rsqrt},   {"sin", &sin},
-                         {"cos", &cos},     {"tanh", &tanh},    {"sigmoid", &sigmoid}, {"relu", &relu},
-                         {"sign", &sign},   {"isnan", &isnan},  {"isfinite", &isfinite}};
+  const Unary unary[] = {
+      {"neg", &neg, "-input, elementwise (integers stay integers; bool is refused)."},
+      {"negative", &neg, "Alias of neg."},
+      {"abs", &abs, "|input|, elementwise; the gradient at 0 is 0."},
+      {"exp", &exp, "e^input, elementwise (integers promote to float32)."},
+      {"log", &log, "Natural logarithm, elementwise (integers promote to float32)."},
+      {"sqrt", &sqrt, "Square root, elementwise (integers promote to float32)."},
+      {"rsqrt", &rsqrt, "1 / sqrt(input), elementwise (integers promote to float32)."},
+      {"sin", &sin, "Sine, elementwise (integers promote to float32)."},
+      {"cos", &cos, "Cosine, elementwise (integers promote to float32)."},
+      {"tanh", &tanh, "Hyperbolic tangent, elementwise (integers promote to float32)."},
+      {"sigmoid", &sigmoid, "1 / (1 + e^-input), elementwise, without overflow for large |input|."},
+      {"relu", &relu, "max(input, 0), elementwise; NaN stays NaN, the gradient at 0 is 0.\n\n"
+                      ">>> import pylucid\n>>> pylucid.tensor([-1.0, 2.0]).relu().tolist()\n[0.0, 2.0]"},
+      {"sign", &sign, "-1, 0 or 1 by the sign of input (0 for NaN); records no gradient."},
+      {"isnan", &isnan, "Bool tensor: True where input is NaN."},
+      {"isfinite", &isfinite, "Bool tensor: True where input is neither inf nor NaN."}};
   for (const auto& u : unary) {
     auto fn = u.fn;
-    m.def(u.name, [fn](T x) { return fn(x); }, py::arg("input"));
-    def_method(u.name, [fn](T x) { return fn(x); });
+    m.def(u.name, [fn](T x) { return fn(x); }, py::arg("input"), u.doc);
+    def_method(u.name, [fn](T x) { return fn(x); }, u.doc);
   }
   def_method("__neg__", [](T x) { return neg(x); });
   def_method("__abs__", [](T x) { return abs(x); });
-  def_method("relu_", [](T x) { return relu_(x); });
-  m.def("relu_", [](T x) { return relu_(x); }, py::arg("input"));
-  m.def("silu", [](T x) { return silu(x); }, py::arg("input"));
+  const char* relu_doc = "relu in place (no autograd: refused on a tensor that requires grad).";
+  def_method("relu_", [](T x) { return relu_(x); }, relu_doc);
+  m.def("relu_", [](T x) { return relu_(x); }, py::arg("input"), relu_doc);
+  m.def("silu", [](T x) { return silu(x); }, py::arg("input"), "input * sigmoid(input), elementwise (floating inputs).");
   m.def("gelu", [](T x, const std::string& a) { return gelu(x, a); }, py::arg("input"), py::kw_only(),
-        py::arg("approximate") = "none");
+        py::arg("approximate") = "none",
+        "GELU: 0.5 x (1 + erf(x / sqrt 2)), or with approximate='tanh' "
+        "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Floating inputs only.");
 
+  const char* clamp_doc =
+      "min(max(input, min), max): bounds are numbers or Tensors (broadcast), either may be None; "
+      "min > max gives max. The gradient passes where min <= input <= max.\n\n"
+      ">>> import pylucid\n>>> pylucid.tensor([-2.0, 0.5, 3.0]).clamp(-1, 1).tolist()\n[-1.0, 0.5, 1.0]";
   for (const char* name : {"clamp", "clip"}) {
     m.def(name, [](T x, py::handle lo, py::handle hi) { return clamp_py(x, lo, hi, "clamp"); }, py::arg("input"),
-          py::arg("min") = py::none(), py::arg("max") = py::none());
+          py::arg("min") = py::none(), py::arg("max") = py::none(), clamp_doc);
     def_method(name, [](T x, py::handle lo, py::handle hi) { return clamp_py(x, lo, hi, "clamp"); },
-               py::arg("min") = py::none(), py::arg("max") = py::none());
+               py::arg("min") = py::none(), py::arg("max") = py::none(), clamp_doc);
   }
-  m.def("clamp_min", [](T x, py::handle lo) { return clamp_py(x, lo, py::none(), "clamp_min"); }, py::arg("input"), py::arg("min"));
-  m.def("clamp_max", [](T x, py::handle hi) { return clamp_py(x, py::none(), hi, "clamp_max"); }, py::arg("input"), py::arg("max"));
-  def_method("clamp_min", [](T x, py::handle lo) { return clamp_py(x, lo, py::none(), "clamp_min"); }, py::arg("min"));
-  def_method("clamp_max", [](T x, py::handle hi) { return clamp_py(x, py::none(), hi, "clamp_max"); }, py::arg("max"));
+  const char* cmin_doc = "max(input, min): clamp with a lower bound only.";
+  const char* cmax_doc = "min(input, max): clamp with an upper bound only.";
+  const char* clamp_inplace_doc = "clamp in place with number bounds (no autograd).";
+  m.def("clamp_min", [](T x, py::handle lo) { return clamp_py(x, lo, py::none(), "clamp_min"); }, py::arg("input"),
+        py::arg("min"), cmin_doc);
+  m.def("clamp_max", [](T x, py::handle hi) { return clamp_py(x, py::none(), hi, "clamp_max"); }, py::arg("input"),
+        py::arg("max"), cmax_doc);
+  def_method("clamp_min", [](T x, py::handle lo) { return clamp_py(x, lo, py::none(), "clamp_min"); }, py::arg("min"),
+             cmin_doc);
+  def_method("clamp_max", [](T x, py::handle hi) { return clamp_py(x, py::none(), hi, "clamp_max"); }, py::arg("max"),
+             cmax_doc);
   def_method("clamp_", [](T x, py::handle lo, py::handle hi) { return clamp_inplace_py(x, lo, hi); },
-             py::arg("min") = py::none(), py::arg("max") = py::none());
+             py::arg("min") = py::none(), py::arg("max") = py::none(), clamp_inplace_doc);
   m.def("clamp_", [](T x, py::handle lo, py::handle hi) { return clamp_inplace_py(x, lo, hi); }, py::arg("input"),
-        py::arg("min") = py::none(), py::arg("max") = py::none());
+        py::arg("min") = py::none(), py::arg("max") = py::none(), clamp_inplace_doc);
 
   // ---- reductions ----
+  const char* sum_doc =
+      "Sum over dim (an int, a tuple, or None for all) with keepdim. Integers and bool sum to int64; "
+      "dtype= accumulates and returns in that dtype. float32 accumulates in double.\n\n"
+      ">>> import pylucid\n>>> pylucid.tensor([[1.0, 2.0], [3.0, 4.0]]).sum(dim=0).tolist()\n[4.0, 6.0]";
   m.def("sum", &sum_py, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
-        py::arg("dtype") = py::none());
+        py::arg("dtype") = py::none(), sum_doc);
   def_method("sum", &sum_py, py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
-             py::arg("dtype") = py::none());
+             py::arg("dtype") = py::none(), sum_doc);
+  const char* mean_doc = "Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). "
+                         "An empty reduction gives NaN.";
   m.def("mean", &mean_py, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
-        py::arg("dtype") = py::none());
+        py::arg("dtype") = py::none(), mean_doc);
   def_method("mean", &mean_py, py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
-             py::arg("dtype") = py::none());
+             py::arg("dtype") = py::none(), mean_doc);
   for (bool sq : {false, true}) {
     auto f = [sq](T x, py::handle dim, py::handle unbiased, bool keepdim, py::handle correction) {
       return var_py(x, dim, unbiased, keepdim, correction, sq);
     };
+    const char* doc = sq ? "Standard deviation over dim: sqrt(sum (x - mean)^2 / max(0, N - correction)), "
+                           "correction=1 by default (or unbiased=True/False)."
+                         : "Variance over dim: sum (x - mean)^2 / max(0, N - correction), correction=1 by "
+                           "default (or unbiased=True/False).";
     m.def(sq ? "std" : "var", f, py::arg("input"), py::arg("dim") = py::none(), py::arg("unbiased") = py::none(),
-          py::arg("keepdim") = false, py::kw_only(), py::arg("correction") = py::none());
+          py::arg("keepdim") = false, py::kw_only(), py::arg("correction") = py::none(), doc);
     def_method(sq ? "std" : "var", f, py::arg("dim") = py::none(), py::arg("unbiased") = py::none(),
-               py::arg("keepdim") = false, py::kw_only(), py::arg("correction") = py::none());
+               py::arg("keepdim") = false, py::kw_only(), py::arg("correction") = py::none(), doc);
   }
   for (bool mx : {true, false}) {
     const char* name = mx ? "max" : "min";
     auto ext = [mx](T x, py::handle dim, bool keepdim) { return extremum_py(x, dim, keepdim, mx); };
-    m.def(name, ext, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false);
-    def_method(name, ext, py::arg("dim") = py::none(), py::arg("keepdim") = false);
+    const char* doc = mx ? "max(input): the largest element (0-d). max(input, dim, keepdim=False): a named tuple "
+                           "(values, indices), the index of the first maximum. max(input, other): maximum. "
+                           "NaN propagates; the gradient is split evenly among ties.\n\n"
+                           ">>> import pylucid\n>>> pylucid.tensor([[1.0, 3.0], [4.0, 2.0]]).max(dim=1).indices.tolist()\n[1, 0]"
+                         : "min(input): the smallest element (0-d). min(input, dim, keepdim=False): a named tuple "
+                           "(values, indices). min(input, other): minimum. NaN propagates; the gradient is split "
+                           "evenly among ties.";
+    m.def(name, ext, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, doc);
+    def_method(name, ext, py::arg("dim") = py::none(), py::arg("keepdim") = false, doc);
     auto aext = [mx](T x, py::handle dim, bool keepdim) {
       auto dims = dims_arg(dim, mx ? "amax" : "amin");
       return mx ? amax(x, dims, keepdim) : amin(x, dims, keepdim);
     };
-    m.def(mx ? "amax" : "amin", aext, py::arg("input"), py::arg("dim") = py::tuple(), py::arg("keepdim") = false);
-    def_method(mx ? "amax" : "amin", aext, py::arg("dim") = py::tuple(), py::arg("keepdim") = false);
+    const char* adoc = mx ? "Largest values over dim (int or tuple; () = all) with keepdim; the gradient is split "
+                            "evenly among ties."
+                          : "Smallest values over dim (int or tuple; () = all) with keepdim; the gradient is split "
+                            "evenly among ties.";
+    m.def(mx ? "amax" : "amin", aext, py::arg("input"), py::arg("dim") = py::tuple(), py::arg("keepdim") = false, adoc);
+    def_method(mx ? "amax" : "amin", aext, py::arg("dim") = py::tuple(), py::arg("keepdim") = false, adoc);
     auto arg = [mx](T x, py::handle dim, bool keepdim) {
       auto d = opt_dim(dim, mx ? "argmax" : "argmin");
       return mx ? argmax(x, d, keepdim) : argmin(x, d, keepdim);
     };
-    m.def(mx ? "argmax" : "argmin", arg, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false);
-    def_method(mx ? "argmax" : "argmin", arg, py::arg("dim") = py::none(), py::arg("keepdim") = false);
+    const char* idoc = mx ? "Index (int64) of the first maximum along dim, or into the flattened input when dim is None."
+                          : "Index (int64) of the first minimum along dim, or into the flattened input when dim is None.";
+    m.def(mx ? "argmax" : "argmin", arg, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, idoc);
+    def_method(mx ? "argmax" : "argmin", arg, py::arg("dim") = py::none(), py::arg("keepdim") = false, idoc);
   }
   auto lse = [](T x, py::handle dim, bool keepdim) { return logsumexp(x, dims_arg(dim, "logsumexp"), keepdim); };
-  m.def("logsumexp", lse, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false);
-  def_method("logsumexp", lse, py::arg("dim") = py::none(), py::arg("keepdim") = false);
+  const char* lse_doc = "log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) "
+                        "with m the maximum, so large inputs do not overflow.\n\n"
+                        ">>> import pylucid\n>>> round(pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item(), 3)\n1000.693";
+  m.def("logsumexp", lse, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, lse_doc);
+  def_method("logsumexp", lse, py::arg("dim") = py::none(), py::arg("keepdim") = false, lse_doc);
   auto prd = [](T x, py::handle dim, bool keepdim) { return prod(x, opt_dim(dim, "prod"), keepdim); };
-  m.def("prod", prd, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false);
-  def_method("prod", prd, py::arg("dim") = py::none(), py::arg("keepdim") = false);
+  const char* prod_doc = "Product over one dim, or over all elements when dim is None; the gradient is exact "
+                         "when the input holds zeros.";
+  m.def("prod", prd, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, prod_doc);
+  def_method("prod", prd, py::arg("dim") = py::none(), py::arg("keepdim") = false, prod_doc);
   auto nrm = [](T x, py::handle p, py::handle dim, bool keepdim) { return norm(x, norm_p(p), dims_arg(dim, "norm"), keepdim); };
-  m.def("norm", nrm, py::arg("input"), py::arg("p") = 2.0, py::arg("dim") = py::none(), py::arg("keepdim") = false);
-  def_method("norm", nrm, py::arg("p") = 2.0, py::arg("dim") = py::none(), py::arg("keepdim") = false);
+  const char* norm_doc = "Vector p-norm over dim (int, tuple or None): p = 2 ('fro'), 1, inf, -inf, 0 (count of "
+                         "non-zeros) or any p > 0.";
+  m.def("norm", nrm, py::arg("input"), py::arg("p") = 2.0, py::arg("dim") = py::none(), py::arg("keepdim") = false, norm_doc);
+  def_method("norm", nrm, py::arg("p") = 2.0, py::arg("dim") = py::none(), py::arg("keepdim") = false, norm_doc);
 
   // ---- matrix products ----
   struct Binary {
     const char* name;
     TensorImplPtr (*fn)(const TensorImplPtr&, const TensorImplPtr&);
+    const char* doc;
   };
-  const Binary products[] = {{"matmul", &matmul}, {"mm", &mm}, {"bmm", &bmm}, {"dot", &dot}};
+  const Binary products[] = {
+      {"matmul", &matmul,
+       "Matrix product with numpy's rules: 1-D @ 1-D is a dot product, a 1-D operand is a row (left) or a "
+       "column (right), N-D operands are stacks of matrices with broadcast batch dims. Both operands must "
+       "share a dtype; under autocast floating operands run in the autocast dtype.\n\n"
+       ">>> import pylucid\n>>> (pylucid.ones(5, 2, 3) @ pylucid.ones(3, 4)).shape\n(5, 2, 4)"},
+      {"mm", &mm, "Product of two 2-D tensors."},
+      {"bmm", &bmm, "Batched product of two 3-D tensors with equal batch size (no broadcasting)."},
+      {"dot", &dot, "Dot product of two 1-D tensors of equal size (a 0-d result)."}};
   for (const auto& b : products) {
     auto fn = b.fn;
-    m.def(b.name, [fn](T x, T y) { return fn(x, y); }, py::arg("input"), py::arg("other"));
-    def_method(b.name, [fn](T x, T y) { return fn(x, y); }, py::arg("other"));
+    m.def(b.name, [fn](T x, T y) { return fn(x, y); }, py::arg("input"), py::arg("other"), b.doc);
+    def_method(b.name, [fn](T x, T y) { return fn(x, y); }, py::arg("other"), b.doc);
   }
   def_method("__matmul__", &fmatmul);
   def_method("__rmatmul__", &rmatmul);
   m.def("linear", [](T x, T w, const TensorImplPtr& b) { return linear(x, w, b); }, py::arg("input"),
-        py::arg("weight"), py::arg("bias") = py::none());
+        py::arg("weight"), py::arg("bias") = py::none(),
+        "input @ weight^T + bias in one gemm (bias broadcast to [..., out_features]) with one backward node. "
+        "input [..., in_features], weight [out_features, in_features].\n\n"
+        ">>> import pylucid\n>>> pylucid.linear(pylucid.ones(2, 3), pylucid.ones(4, 3), pylucid.ones(4)).tolist()[0]\n"
+        "[4.0, 4.0, 4.0, 4.0]");
 }
 
 }  // namespace lucid::bindings

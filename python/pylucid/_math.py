@@ -18,7 +18,10 @@ this module re-exports the free functions under PyTorch's names.
 from . import _C
 
 __all__ = [
-    # elementwise
+    # binary elementwise (the C++ ops of ops/binary, exported here with the rest of the math)
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow",
+    "maximum", "minimum",
+    # unary elementwise
     "neg", "negative", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
     "relu", "relu_", "gelu", "silu", "clamp", "clip", "clamp_", "clamp_min", "clamp_max", "sign",
     "isnan", "isfinite",
@@ -28,6 +31,14 @@ __all__ = [
     # matrix products
     "matmul", "mm", "bmm", "dot", "linear",
 ]
+
+add = _C.add
+sub = subtract = _C.sub
+mul = multiply = _C.mul
+div = divide = true_divide = _C.div
+pow = _C.pow
+maximum = _C.maximum
+minimum = _C.minimum
 
 neg = _C.neg
 negative = _C.negative
