@@ -15,9 +15,9 @@ RNG = np.random.default_rng(0)
 
 
 def rand_array(shape, low=-1.0, high=1.0, positive=False):
-    a = RNG.uniform(low, high, size=shape)
+    a = np.asarray(RNG.uniform(low, high, size=shape), dtype=np.float64)
     if positive:
-        a = np.abs(a) + 0.5
+        a = np.asarray(np.abs(a) + 0.5)
     return a
 
 

@@ -167,13 +167,34 @@ def test_gradcheck_refuses_low_precision():
 
 
 def test_graph_freed_after_backward():
-    """Guards against saved tensors outliving backward (memory growth in training loops)."""
-    import weakref
+    """Guards against saved tensors and nodes outliving backward (memory growth in training)."""
+    import gc
+    gc.collect()
     x = pylucid.ones(1000, requires_grad=True)
-    h = x * 2.0
-    y = h * h
-    ref = weakref.ref(h)
-    del h
-    assert ref() is not None  # saved by MulBackward
+    base_t, base_n = pylucid._C._live_counts()
+    y = ((x * 2.0) * (x * 3.0)).exp() * x
+    during_t, during_n = pylucid._C._live_counts()
+    assert during_n - base_n >= 4 and during_t - base_t >= 4
     y.backward(pylucid.ones(1000))
-    assert ref() is None
+    after_t, after_n = pylucid._C._live_counts()
+    # Only y, its own node and x.grad remain: intermediates saved for backward are gone.
+    assert after_t - base_t <= 2
+    assert after_n - base_n <= 1
+    del y
+    x.grad = None
+    assert pylucid._C._live_counts() == (base_t, base_n)
+
+
+def test_tensor_kept_by_user_does_not_keep_graph_alive():
+    """Guards against a retained output pinning every intermediate after backward."""
+    x = pylucid.ones(100, requires_grad=True)
+    base_t, _ = pylucid._C._live_counts()
+    h = x * 2.0
+    keep = h * h
+    out = (keep * keep).exp()
+    out.backward(pylucid.ones(100))
+    del out
+    # h is saved by the first MulBackward; after backward that node released it.
+    del h
+    t_now, _ = pylucid._C._live_counts()
+    assert t_now - base_t <= 2  # keep and x.grad

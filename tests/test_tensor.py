@@ -122,7 +122,9 @@ def test_half_rounding_is_nearest_even():
     """Guards against truncating float -> float16/bfloat16 conversions."""
     vals = np.array([1.0 + 2 ** -11, 1.0 + 3 * 2 ** -11, 65519.0, 65520.0, 1e-8, 6e-8], dtype=np.float32)
     got = np.asarray(pylucid.tensor(vals).half())
-    np.testing.assert_array_equal(got, vals.astype(np.float16))
+    with np.errstate(over="ignore"):  # 65520 rounds to inf in numpy too
+        want = vals.astype(np.float16)
+    np.testing.assert_array_equal(got, want)
     b = pylucid.tensor([1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8]).bfloat16().float().tolist()
     assert b == [1.0, 1.0 + 2 ** -6]
 

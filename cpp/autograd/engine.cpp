@@ -12,7 +12,7 @@ static uint64_t next_seq() {
   thread_local uint64_t seq = 0;
   return seq++;
 }
-Node::Node() : seq_nr(next_seq()) {}
+Node::Node() : seq_nr(next_seq()) { live.fetch_add(1, std::memory_order_relaxed); }
 
 Edge gradient_edge(const TensorImplPtr& t) {
   if (t->grad_fn) return {t->grad_fn, 0};

@@ -2,6 +2,7 @@
 // `run(grad_out)` maps the gradient of that output to one gradient per next edge, in input
 // order (nullptr where an input needs none). AccumulateGrad is the node at a leaf.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,8 +27,9 @@ struct Node {
   // Called with the summed gradient of this node's output before it runs (retain_grad).
   std::vector<std::function<void(const TensorImplPtr&)>> pre_hooks;
 
+  static inline std::atomic<int64_t> live{0};  // live nodes, for leak tests
   Node();
-  virtual ~Node() = default;
+  virtual ~Node() { live.fetch_sub(1, std::memory_order_relaxed); }
   virtual const char* name() const = 0;
   virtual const OpSchema* schema() const { return nullptr; }
   virtual std::vector<TensorImplPtr> run(const TensorImplPtr& grad_out) = 0;

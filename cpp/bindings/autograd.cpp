@@ -48,6 +48,9 @@ LUCID_BINDING(autograd, 1) {
   py::class_<AccumulateGrad, Node, std::shared_ptr<AccumulateGrad>>(m, "AccumulateGrad")
       .def_readonly("variable", &AccumulateGrad::variable);
 
+  m.def("_live_counts", []() {
+    return py::make_tuple(TensorImpl::live.load(), Node::live.load());
+  }, "(live TensorImpl objects, live autograd nodes) in this process");
   m.def("_run_backward", [](std::vector<TensorImplPtr> roots, std::vector<TensorImplPtr> grads,
                            bool retain_graph, std::vector<TensorImplPtr> inputs) {
     py::gil_scoped_release nogil;

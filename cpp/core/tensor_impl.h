@@ -3,6 +3,7 @@
 // Invariants: strides.size() == shape.size(); every index reachable through shape/strides lies
 // inside storage; a tensor with a grad_fn is not a leaf.
 #pragma once
+#include <atomic>
 #include <memory>
 
 #include "core/dtype.h"
@@ -16,6 +17,13 @@ struct TensorImpl;
 using TensorImplPtr = std::shared_ptr<TensorImpl>;
 
 struct TensorImpl {
+  // Live TensorImpl objects in the process: lets tests prove graphs and saved tensors are freed.
+  static inline std::atomic<int64_t> live{0};
+  TensorImpl() { live.fetch_add(1, std::memory_order_relaxed); }
+  TensorImpl(const TensorImpl&) = delete;
+  TensorImpl& operator=(const TensorImpl&) = delete;
+  ~TensorImpl() { live.fetch_sub(1, std::memory_order_relaxed); }
+
   StoragePtr storage;
   Shape shape;
   Shape strides;

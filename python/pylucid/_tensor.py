@@ -17,6 +17,7 @@ __all__ = [
     "get_default_dtype", "promote_types", "result_type",
 ]
 
+dtype.__repr__ = dtype.__str__ = lambda self: f"pylucid.{self.name}"
 float16 = half = dtype.float16
 bfloat16 = dtype.bfloat16
 float32 = dtype.float32
