@@ -340,7 +340,7 @@ LUCID_BINDING(ops_shape, 11) {
     if (a.is_none() && b.is_none()) return as_tuple(nonzero_tuple(tensor_arg(c, "where", "condition")));
     if (a.is_none() || b.is_none()) throw LucidError("where: pass both input and other, or neither (nonzero)");
     return py::cast(where_py(c, a, b));
-  }, py::arg("condition"), py::arg("input").none(false) = py::none(), py::arg("other") = py::none());
+  }, py::arg("condition"), py::arg("input") = py::none(), py::arg("other") = py::none());
   m.def("tril", [](T t, int64_t k) { return tril(t, k); }, py::arg("input").none(false), py::arg("diagonal") = 0);
   m.def("triu", [](T t, int64_t k) { return triu(t, k); }, py::arg("input").none(false), py::arg("diagonal") = 0);
   m.def("masked_fill", [](T t, T mk, py::handle v) { return masked_fill(t, mk, masked_fill_value(t, v, "masked_fill")); },
