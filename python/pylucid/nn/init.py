@@ -1,1 +1,144 @@
-"""Parameter initialisation (filled in by the training work)."""
+"""Parameter initialisation, as ``torch.nn.init``: every function fills a tensor in place under
+``no_grad``, draws from the generator seeded by :func:`pylucid.manual_seed`, and returns it.
+
+>>> import pylucid
+>>> from pylucid.nn import init
+>>> w = pylucid.empty(3, 4)
+>>> _ = pylucid.manual_seed(0)
+>>> init.kaiming_uniform_(w, a=5 ** 0.5) is w
+True
+>>> bool((w.abs() <= 0.5).all())     # bound = gain * sqrt(3 / fan_in) = sqrt(1/3) * sqrt(3/4)
+True
+>>> init.calculate_gain("relu")
+1.4142135623730951
+"""
+import math
+
+from .. import _C
+from ..autograd.grad_mode import no_grad
+
+__all__ = [
+    "calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
+    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+]
+
+_LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+               "conv_transpose3d", "sigmoid")
+
+
+def calculate_gain(nonlinearity, param=None):
+    """The recommended gain for a nonlinearity (PyTorch's table): 1 for linear/sigmoid, 5/3 for
+    tanh, sqrt(2) for relu, sqrt(2 / (1 + slope^2)) for leaky_relu (slope ``param``, default
+    0.01), 3/4 for selu."""
+    if nonlinearity in _LINEAR_FNS or nonlinearity == "identity":
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise _C.LucidError(f"calculate_gain: negative_slope {param!r} is not a valid number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise _C.LucidError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r} (expected one of "
+                        "linear, sigmoid, tanh, relu, leaky_relu, selu, identity, conv*)")
+
+
+def _calculate_fan_in_and_fan_out(tensor):
+    if tensor.ndim < 2:
+        raise _C.ShapeMismatch(f"init: fan in and fan out can not be computed for a tensor with fewer "
+                               f"than 2 dimensions (got shape {list(tensor.shape)})")
+    receptive = 1
+    for s in tensor.shape[2:]:
+        receptive *= s
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise _C.LucidError(f"init: mode {mode!r} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor, a=0.0, b=1.0):
+    """Fill with samples from U(a, b)."""
+    with no_grad():
+        return tensor.uniform_(float(a), float(b))
+
+
+def normal_(tensor, mean=0.0, std=1.0):
+    """Fill with samples from N(mean, std^2)."""
+    with no_grad():
+        return tensor.normal_(float(mean), float(std))
+
+
+def constant_(tensor, val):
+    """Fill with the value ``val``."""
+    with no_grad():
+        return tensor.fill_(float(val))
+
+
+def zeros_(tensor):
+    """Fill with zeros."""
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor):
+    """Fill with ones."""
+    return constant_(tensor, 1.0)
+
+
+def eye_(tensor):
+    """Fill a 2-D tensor with the identity matrix (ones on the diagonal, zeros elsewhere)."""
+    if tensor.ndim != 2:
+        raise _C.ShapeMismatch(f"eye_: only 2-D tensors are supported, got shape {list(tensor.shape)}")
+    import numpy as np
+
+    from .._tensor import tensor as _tensor
+
+    with no_grad():
+        n, m = tensor.shape
+        return tensor.copy_(_tensor(np.eye(n, m), dtype=tensor.dtype))
+
+
+def xavier_uniform_(tensor, gain=1.0):
+    """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
+    return uniform_(tensor, -a, a)
+
+
+def xavier_normal_(tensor, gain=1.0):
+    """Glorot normal: N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+    """He uniform: U(-bound, bound), bound = gain * sqrt(3 / fan), gain from ``nonlinearity``
+    with negative slope ``a``. ``Linear`` uses ``a=sqrt(5)``, giving bound 1/sqrt(fan_in)."""
+    if 0 in tensor.shape:
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+    """He normal: N(0, std^2), std = gain / sqrt(fan)."""
+    if 0 in tensor.shape:
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return normal_(tensor, 0.0, std)

@@ -1,0 +1,52 @@
+// The fused optimizer steps and gradient clipping (private _C functions; pylucid.optim and
+// pylucid.nn.utils hold the defaults and the param-group bookkeeping). Lists may hold None
+// where a param has no grad or no state yet.
+#include "bindings/common.h"
+#include "ops/optim.h"
+
+namespace lucid::bindings {
+
+namespace {
+int64_t work_of(const TensorList& ts) {
+  int64_t n = 0;
+  for (const auto& t : ts) n += t ? t->numel() : 0;
+  return n;
+}
+}  // namespace
+
+LUCID_BINDING(optim, 30) {
+  m.def(
+      "_sgd_",
+      [](const TensorList& params, const TensorList& grads, const TensorList& bufs, double lr, double momentum,
+         double dampening, double weight_decay, bool nesterov, bool maximize) {
+        kernels::SgdStep s{lr, momentum, dampening, weight_decay, nesterov, maximize};
+        return maybe_nogil(work_of(params), [&] { return sgd_(params, grads, bufs, s); });
+      },
+      py::arg("params"), py::arg("grads"), py::arg("momentum_buffers"), py::arg("lr"), py::arg("momentum"),
+      py::arg("dampening"), py::arg("weight_decay"), py::arg("nesterov"), py::arg("maximize"));
+  m.def(
+      "_adam_",
+      [](const TensorList& params, const TensorList& grads, const TensorList& exp_avgs, const TensorList& exp_avg_sqs,
+         const TensorList& max_exp_avg_sqs, const TensorList& steps, double lr, double beta1, double beta2,
+         double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay) {
+        AdamOptions o{lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay};
+        maybe_nogil(work_of(params), [&] { adam_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, o); });
+      },
+      py::arg("params"), py::arg("grads"), py::arg("exp_avgs"), py::arg("exp_avg_sqs"), py::arg("max_exp_avg_sqs"),
+      py::arg("steps"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"),
+      py::arg("amsgrad"), py::arg("maximize"), py::arg("decoupled_weight_decay"));
+  m.def(
+      "_clip_grad_norm_",
+      [](const TensorList& grads, double max_norm, double norm_type, bool error_if_nonfinite) {
+        return maybe_nogil(work_of(grads), [&] { return clip_grad_norm_(grads, max_norm, norm_type, error_if_nonfinite); });
+      },
+      py::arg("grads"), py::arg("max_norm"), py::arg("norm_type"), py::arg("error_if_nonfinite"));
+  m.def(
+      "_total_norm",
+      [](const TensorList& tensors, double norm_type) {
+        return maybe_nogil(work_of(tensors), [&] { return total_norm(tensors, norm_type); });
+      },
+      py::arg("tensors"), py::arg("norm_type"));
+}
+
+}  // namespace lucid::bindings

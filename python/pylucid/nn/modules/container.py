@@ -1,0 +1,246 @@
+"""Containers: ``Sequential`` (chains its modules), ``ModuleList`` and ``ModuleDict`` (hold
+modules so their parameters are registered, without defining a forward)."""
+import operator
+from collections import OrderedDict
+
+from ... import _C
+from ..module import Module
+
+__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+
+
+def _index(idx, n, cls):
+    try:
+        idx = operator.index(idx)
+    except TypeError:
+        raise _C.DtypeMismatch(f"{cls}: index must be an int or a slice, got {type(idx).__name__}") from None
+    if not -n <= idx < n:
+        raise _C.IndexOutOfRange(f"{cls}: index {idx} is out of range for length {n}")
+    return idx % n
+
+
+class Sequential(Module):
+    """Applies its modules in order: ``Sequential(a, b)(x) == b(a(x))``. Also built from an
+    ``OrderedDict`` of named modules.
+
+    >>> import pylucid
+    >>> from pylucid import nn
+    >>> net = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 1))
+    >>> net(pylucid.ones(3, 2)).shape
+    (3, 1)
+    >>> net[0]
+    Linear(in_features=2, out_features=4, bias=True)
+    """
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], (OrderedDict, dict)):
+            for name, m in args[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(args):
+                self.add_module(str(i), m)
+
+    def forward(self, input):
+        for m in self._modules.values():
+            input = m(input)
+        return input
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return Sequential(OrderedDict(list(self._modules.items())[idx]))
+        return list(self._modules.values())[_index(idx, len(self), "Sequential")]
+
+    def __setitem__(self, idx, module):
+        key = list(self._modules.keys())[_index(idx, len(self), "Sequential")]
+        self._modules[key] = _check_module(module, "Sequential")
+
+    def __delitem__(self, idx):
+        keys = list(self._modules.keys())
+        targets = keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self), "Sequential")]]
+        for k in targets:
+            del self._modules[k]
+        # Renumber so indices stay 0..n-1 (as PyTorch does).
+        items = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+
+    def append(self, module):
+        """Add ``module`` at the end."""
+        self.add_module(str(len(self)), _check_module(module, "Sequential"))
+        return self
+
+    def extend(self, modules):
+        """Append every module of an iterable."""
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        """Insert ``module`` before position ``index``."""
+        n = len(self)
+        if not -n <= index <= n:
+            raise _C.IndexOutOfRange(f"Sequential.insert: index {index} is out of range for length {n}")
+        index = index % (n + 1) if index < 0 else index
+        items = list(self._modules.values())
+        items.insert(index, _check_module(module, "Sequential"))
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+        return self
+
+
+def _check_module(m, cls):
+    if not isinstance(m, Module):
+        raise _C.DtypeMismatch(f"{cls}: expected a Module, got {type(m).__name__}")
+    return m
+
+
+class ModuleList(Module):
+    """A list of modules whose parameters are registered with the parent module.
+
+    >>> from pylucid import nn
+    >>> layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+    >>> len(layers), len(list(layers.parameters()))
+    (3, 6)
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ModuleList(list(self._modules.values())[idx])
+        return self._modules[str(_index(idx, len(self), "ModuleList"))]
+
+    def __setitem__(self, idx, module):
+        self._modules[str(_index(idx, len(self), "ModuleList"))] = _check_module(module, "ModuleList")
+
+    def __delitem__(self, idx):
+        items = list(self._modules.values())
+        if isinstance(idx, slice):
+            del items[idx]
+        else:
+            del items[_index(idx, len(self), "ModuleList")]
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def __add__(self, other):
+        return ModuleList(list(self) + list(other))
+
+    def append(self, module):
+        """Add ``module`` at the end."""
+        self._modules[str(len(self))] = _check_module(module, "ModuleList")
+        return self
+
+    def extend(self, modules):
+        """Append every module of an iterable."""
+        if isinstance(modules, Module) and not isinstance(modules, (ModuleList, Sequential)):
+            raise _C.DtypeMismatch(f"ModuleList.extend: expected an iterable of Modules, got "
+                                   f"{type(modules).__name__}")
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        """Insert ``module`` before position ``index``."""
+        items = list(self._modules.values())
+        items.insert(index, _check_module(module, "ModuleList"))
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+
+    def forward(self, *args, **kwargs):
+        raise _C.LucidError("ModuleList: it has no forward(); iterate over it and call its modules")
+
+
+class ModuleDict(Module):
+    """An ordered dict of modules (string keys) whose parameters are registered with the parent.
+
+    >>> from pylucid import nn
+    >>> heads = nn.ModuleDict({"a": nn.Linear(2, 2), "b": nn.Identity()})
+    >>> list(heads.keys())
+    ['a', 'b']
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        if key not in self._modules:
+            raise KeyError(key)
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        if key in self._modules:
+            self._modules[key] = _check_module(module, "ModuleDict")
+        else:
+            self.add_module(key, _check_module(module, "ModuleDict"))
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        """The keys, in insertion order."""
+        return self._modules.keys()
+
+    def items(self):
+        """(key, module) pairs, in insertion order."""
+        return self._modules.items()
+
+    def values(self):
+        """The modules, in insertion order."""
+        return self._modules.values()
+
+    def pop(self, key):
+        """Remove ``key`` and return its module."""
+        m = self[key]
+        del self[key]
+        return m
+
+    def clear(self):
+        """Remove every module."""
+        self._modules.clear()
+
+    def update(self, modules):
+        """Add modules from a mapping or an iterable of (key, module) pairs."""
+        items = modules.items() if hasattr(modules, "items") else modules
+        for entry in items:
+            try:
+                k, m = entry
+            except (TypeError, ValueError):
+                raise _C.LucidError("ModuleDict.update: expected a mapping or (key, module) pairs") from None
+            self[k] = m
+
+    def forward(self, *args, **kwargs):
+        raise _C.LucidError("ModuleDict: it has no forward(); index it and call its modules")

@@ -1,0 +1,61 @@
+"""Gradient clipping: ``clip_grad_norm_`` (one fused C++ pass for the norm, one for the scaling)
+and ``clip_grad_value_``."""
+import math
+
+from ... import _C
+from ..._C import Tensor
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+
+
+def _grads(parameters, op):
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    out = []
+    for i, p in enumerate(parameters):
+        if not isinstance(p, Tensor):
+            raise _C.DtypeMismatch(f"{op}: expected Tensors, but item {i} is a {type(p).__name__}")
+        if p.grad is not None:
+            out.append(p.grad)
+    return out
+
+
+def _norm_type(norm_type, op):
+    norm_type = float(norm_type)
+    if not (norm_type > 0 or math.isinf(norm_type) and norm_type > 0):
+        raise _C.LucidError(f"{op}: norm_type must be positive or inf, got {norm_type}")
+    return norm_type
+
+
+def get_total_norm(tensors, norm_type=2.0):
+    """The ``norm_type``-norm of all ``tensors`` viewed as one vector (a 0-d tensor)."""
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    return _C._total_norm(list(tensors), _norm_type(norm_type, "get_total_norm"))
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
+    """Scale the gradients of ``parameters`` in place so that their total ``norm_type``-norm
+    (all gradients as one vector) is at most ``max_norm``; returns the norm before clipping as
+    a 0-d tensor. The scale is ``max_norm / (total + 1e-6)`` when below 1, as in PyTorch.
+
+    >>> import pylucid
+    >>> w = pylucid.zeros(2, requires_grad=True)
+    >>> (w * pylucid.tensor([3.0, 4.0])).sum().backward()
+    >>> clip_grad_norm_([w], max_norm=1.0).item()
+    5.0
+    >>> [round(g, 4) for g in w.grad.tolist()]
+    [0.6, 0.8]
+    """
+    grads = _grads(parameters, "clip_grad_norm_")
+    return _C._clip_grad_norm_(grads, float(max_norm), _norm_type(norm_type, "clip_grad_norm_"),
+                               bool(error_if_nonfinite))
+
+
+def clip_grad_value_(parameters, clip_value):
+    """Clamp every gradient of ``parameters`` into ``[-clip_value, clip_value]``, in place."""
+    v = float(clip_value)
+    if v < 0:
+        raise _C.LucidError(f"clip_grad_value_: clip_value must be non-negative, got {v}")
+    for g in _grads(parameters, "clip_grad_value_"):
+        g.clamp_(-v, v)
