@@ -49,9 +49,9 @@ class RMSNorm(Module):
             initialised to 1.
         eps: the epsilon.
         partial_ratio: the fraction of features used for the RMS.
-        k: the number of features used for the RMS: ``dim`` (the product of the dims) when
-            ``partial_ratio`` is 0, else ``max(1, ceil(dim * partial_ratio))``.
         normalized_shape: the normalised trailing dims, a tuple.
+
+    The number of features used for the RMS is the property :attr:`k`.
 
     Raises:
         ShapeMismatch: ``dim`` holds a size <= 0, ``eps < 0`` or NaN, ``partial_ratio`` outside
@@ -82,7 +82,9 @@ class RMSNorm(Module):
 
     @property
     def k(self):
-        """Number of leading features the RMS is computed from."""
+        """Number of features the RMS is estimated from: ``dim`` (the product of the dims) when
+        ``partial_ratio`` is 0, else ``max(1, ceil(dim * partial_ratio))``. Follows
+        ``partial_ratio`` if that is changed after construction."""
         return _C._rms_norm_check(self.normalized_shape, self.eps, self.partial_ratio)
 
     def forward(self, x):
