@@ -111,7 +111,8 @@ class _Writer:
                                         f"type {type(k).__name__} at {'/'.join(path) or 'the top level'}")
                 items.append([self.encode(k, path), self.encode(v, path + [str(k)])])
             return {"odict" if isinstance(obj, OrderedDict) else "dict": items}
-        raise _C.LucidError(f"save: cannot save an object of type {type(obj).__name__} (at "
+        hint = " (save its state_dict() instead)" if hasattr(obj, "state_dict") else ""
+        raise _C.LucidError(f"save: cannot save an object of type {type(obj).__name__}{hint} (at "
                             f"{'/'.join(path) or 'the top level'}); supported: Tensor, dict, list, tuple, "
                             "None, bool, int, float, str")
 

@@ -11,17 +11,6 @@ namespace lucid::kernels {
 
 namespace {
 
-// Rounds an acc_t value to the storage type and back: a no-op for float/double, the rounding
-// PyTorch applies between two tensor ops for half types.
-template <class T>
-inline acc_t<T> r(acc_t<T> x) {
-  if constexpr (std::is_same_v<T, acc_t<T>>) {
-    return x;
-  } else {
-    return acc_t<T>(T(x));
-  }
-}
-
 // Runs body(i) for i in [0, n), split over threads when the tensor is large enough to repay it.
 template <class F>
 inline void for_each_index(int64_t n, F body) {
@@ -44,11 +33,11 @@ void sgd_impl(int64_t n, T* param, const T* grad, T* buf, bool init_buf, const S
     A p = A(param[i]);
     A g = A(grad[i]);
     if (maximize) g = -g;
-    if (use_wd) g = r<T>(g + wd * p);
+    if (use_wd) g = g + wd * p;
     if (use_mom) {
-      A b = init_buf ? g : r<T>(r<T>(A(buf[i]) * mom) + one_minus_damp * g);
-      buf[i] = T(b);
-      g = nesterov ? r<T>(g + mom * b) : b;
+      buf[i] = T(init_buf ? g : A(buf[i]) * mom + one_minus_damp * g);
+      A b = A(buf[i]);
+      g = nesterov ? g + mom * b : b;
     }
     param[i] = T(p + neg_lr * g);
   });
@@ -69,23 +58,21 @@ void adam_impl(int64_t n, T* param, const T* grad, T* exp_avg, T* exp_avg_sq, T*
     if (maximize) g = -g;
     if (use_wd) {
       if (decoupled) {
-        p = r<T>(p * decay);
+        p = p * decay;
       } else {
-        g = r<T>(g + wd * p);
+        g = g + wd * p;
       }
     }
-    A m = A(exp_avg[i]);
-    m = r<T>(small_w ? m + w1 * (g - m) : g - (g - m) * (A(1) - w1));
-    A v = r<T>(r<T>(A(exp_avg_sq[i]) * b2) + w2 * g * g);
-    exp_avg[i] = T(m);
-    exp_avg_sq[i] = T(v);
+    A m0 = A(exp_avg[i]);
+    exp_avg[i] = T(small_w ? m0 + w1 * (g - m0) : g - (g - m0) * (A(1) - w1));
+    exp_avg_sq[i] = T(A(exp_avg_sq[i]) * b2 + w2 * g * g);
+    A m = A(exp_avg[i]), v = A(exp_avg_sq[i]);
     if (amsgrad) {
       // NOTE: std::max(a, b) would drop a NaN in b; PyTorch's maximum propagates either NaN.
-      A vm = v != v ? v : std::max(A(max_sq[i]), v);
-      max_sq[i] = T(vm);
-      v = vm;
+      max_sq[i] = T(v != v ? v : std::max(A(max_sq[i]), v));
+      v = A(max_sq[i]);
     }
-    A denom = r<T>(r<T>(r<T>(std::sqrt(v)) / bc2) + eps);
+    A denom = std::sqrt(v) / bc2 + eps;
     param[i] = T(p + neg_step * m / denom);
   });
 }

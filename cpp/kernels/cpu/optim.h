@@ -4,8 +4,9 @@
 //         d = nesterov ? g' + momentum*buf : buf (or g' without momentum); p -= lr*d
 //   Adam: g' = g + wd*p (AdamW instead: p *= 1 - lr*wd); m += (1-b1)*(g'-m);
 //         v = b2*v + (1-b2)*g'^2; p -= step_size * m / (sqrt(v)/bc2_sqrt + eps)
-// Arithmetic runs in acc_t<T>; for half types every value PyTorch would store in a tensor
-// between its ops is rounded to T at the same point, so results match its op sequence.
+// Arithmetic runs in acc_t<T>, in PyTorch's operation order; only the stored values (param and
+// state) are rounded to T. NOTE: PyTorch also rounds its temporaries to T for half types, so its
+// float16 Adam turns eps=1e-8 into 0 and divides by zero where v underflows; we don't.
 #pragma once
 #include <cstdint>
 
