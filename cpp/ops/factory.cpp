@@ -94,6 +94,12 @@ double uniform01() {
   return double(g.eng() >> 11) * 0x1.0p-53;
 }
 
+void bernoulli_fill(bool* mask, int64_t n, double keep) {
+  auto& g = gen();
+  std::lock_guard<std::mutex> lock(g.mu);
+  for (int64_t i = 0; i < n; ++i) mask[i] = double(g.eng() >> 11) * 0x1.0p-53 < keep;
+}
+
 TensorImplPtr uniform_(const TensorImplPtr& t, double low, double high) {
   LUCID_CHECK(low <= high, "uniform_: expects low <= high, got low ", low, ", high ", high);
   return fill_random(t, "uniform_", [=](std::mt19937_64& e) {

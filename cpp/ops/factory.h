@@ -20,5 +20,7 @@ TensorImplPtr randint_(const TensorImplPtr& t, int64_t low, int64_t high);
 TensorImplPtr fill_(const TensorImplPtr& t, double value);
 // A float in [0, 1) from the global generator (dropout masks, shuffles).
 double uniform01();
+// mask[i] = (uniform01() < keep) for i in [0, n), drawn under one lock (bulk dropout masks).
+void bernoulli_fill(bool* mask, int64_t n, double keep);
 
 }  // namespace lucid

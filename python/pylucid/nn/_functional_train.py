@@ -1,1 +1,154 @@
-__all__: list = []
+"""Functional training ops: softmax, log_softmax, the losses, embedding and dropout.
+
+Each is one fused C++ op with its own backward node (``y.grad_fn``); these wrappers only hold
+PyTorch's signatures and defaults. Under ``pylucid.autocast`` softmax, log_softmax and every
+loss compute in float32 (float64 stays float64) and return float32; gradients come back in
+each input's own dtype.
+"""
+
+from .. import _C
+
+__all__ = [
+    "binary_cross_entropy_with_logits",
+    "cross_entropy",
+    "dropout",
+    "embedding",
+    "l1_loss",
+    "log_softmax",
+    "mse_loss",
+    "nll_loss",
+    "softmax",
+]
+
+
+def softmax(input, dim=-1):
+    """Softmax along ``dim``: ``exp(x) / exp(x).sum(dim)``, computed stably (row max subtracted).
+
+    >>> import pylucid
+    >>> x = pylucid.tensor([[1.0, 2.0, 3.0]])
+    >>> pylucid.nn.functional.softmax(x, dim=-1).sum(-1).item()
+    1.0
+    """
+    return _C._softmax(input, dim)
+
+
+def log_softmax(input, dim=-1):
+    """``log(softmax(x))`` along ``dim``, computed as ``x - max - log(sum(exp(x - max)))``.
+
+    >>> import pylucid
+    >>> x = pylucid.tensor([0.0, 0.0])
+    >>> round(pylucid.nn.functional.log_softmax(x, dim=0)[0].item(), 4)
+    -0.6931
+    """
+    return _C._log_softmax(input, dim)
+
+
+def cross_entropy(
+    input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0
+):
+    """Cross entropy between logits and targets: fused ``log_softmax`` + ``nll_loss``.
+
+    Args:
+        input: logits of shape ``(N, C)``, ``(N, C, d1, ...)`` or unbatched ``(C,)``.
+        target: int64 class indices of shape ``(N,)``, ``(N, d1, ...)`` or ``()``; or class
+            probabilities (floating, the input's shape).
+        weight: optional per-class weights of shape ``(C,)``.
+        ignore_index: positions whose target equals it add nothing and are not counted by the
+            mean (class-index targets only).
+        reduction: ``'mean'`` (divided by the summed target weights), ``'sum'`` or ``'none'``.
+        label_smoothing: in ``[0, 1]``; the target becomes ``(1 - eps) * onehot + eps / C``.
+
+    >>> import pylucid
+    >>> logits = pylucid.tensor([[2.0, 0.0], [0.0, 2.0]])
+    >>> target = pylucid.tensor([0, 1])
+    >>> round(pylucid.nn.functional.cross_entropy(logits, target).item(), 4)
+    0.1269
+    """
+    return _C._cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """Negative log likelihood of log-probabilities ``input`` at class indices ``target``.
+
+    Shapes, ``weight``, ``ignore_index`` and ``reduction`` are as in :func:`cross_entropy`.
+
+    >>> import pylucid
+    >>> logp = pylucid.tensor([[-0.5, -1.0], [-2.0, -0.1]])
+    >>> round(pylucid.nn.functional.nll_loss(logp, pylucid.tensor([0, 1])).item(), 4)
+    0.3
+    """
+    return _C._nll_loss(input, target, weight, ignore_index, reduction)
+
+
+def mse_loss(input, target, reduction="mean"):
+    """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``.
+
+    ``input`` and ``target`` must have the same shape (a mismatch raises ShapeMismatch instead
+    of broadcasting silently).
+
+    >>> import pylucid
+    >>> x, t = pylucid.tensor([1.0, 2.0]), pylucid.tensor([0.0, 0.0])
+    >>> pylucid.nn.functional.mse_loss(x, t).item()
+    2.5
+    """
+    return _C._mse_loss(input, target, reduction)
+
+
+def l1_loss(input, target, reduction="mean"):
+    """Mean absolute error ``|input - target|``, reduced by ``reduction`` (same shapes required).
+
+    >>> import pylucid
+    >>> x, t = pylucid.tensor([1.0, -3.0]), pylucid.tensor([0.0, 0.0])
+    >>> pylucid.nn.functional.l1_loss(x, t).item()
+    2.0
+    """
+    return _C._l1_loss(input, target, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
+    """Binary cross entropy on logits, in the stable form
+    ``(1 - t) * x + (1 + (pos_weight - 1) * t) * softplus(-x)``, times ``weight``.
+
+    Args:
+        input: logits, any shape.
+        target: same shape as ``input``, values in ``[0, 1]``.
+        weight: optional, broadcastable to ``input``'s shape.
+        reduction: ``'mean'``, ``'sum'`` or ``'none'``.
+        pos_weight: optional weight of positive examples, broadcastable to ``input`` (usually one
+            per class, along the last dim).
+
+    >>> import pylucid
+    >>> x, t = pylucid.tensor([0.0, 0.0]), pylucid.tensor([1.0, 0.0])
+    >>> round(pylucid.nn.functional.binary_cross_entropy_with_logits(x, t).item(), 4)
+    0.6931
+    """
+    return _C._binary_cross_entropy_with_logits(input, target, weight, reduction, pos_weight)
+
+
+def embedding(input, weight, padding_idx=None):
+    """Look up rows of ``weight`` (``(num_embeddings, embedding_dim)``) at int64 indices ``input``
+    (any shape); the result has shape ``input.shape + (embedding_dim,)``.
+
+    The gradient is scatter-added into a dense gradient of ``weight``'s shape (repeated indices
+    accumulate); the ``padding_idx`` row receives none.
+
+    >>> import pylucid
+    >>> w = pylucid.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    >>> pylucid.nn.functional.embedding(pylucid.tensor([2, 0]), w).tolist()
+    [[4.0, 5.0], [0.0, 1.0]]
+    """
+    return _C._embedding(input, weight, padding_idx)
+
+
+def dropout(input, p=0.5, training=True):
+    """Inverted dropout: zero each element with probability ``p`` and scale the rest by
+    ``1 / (1 - p)``. The mask comes from the generator seeded by ``pylucid.manual_seed``;
+    ``p == 0`` or ``training=False`` returns ``input`` itself, ``p == 1`` gives zeros.
+
+    >>> import pylucid
+    >>> x = pylucid.ones(1000)
+    >>> y = pylucid.nn.functional.dropout(x, p=0.5)
+    >>> sorted(set(y.tolist()))
+    [0.0, 2.0]
+    """
+    return _C._dropout(input, p, training)

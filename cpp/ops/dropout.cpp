@@ -1,0 +1,49 @@
+#include "ops/dropout.h"
+
+#include <cstring>
+
+#include "kernels/cpu/dropout.h"
+#include "ops/factory.h"
+
+namespace lucid {
+
+const OpSchema& DropoutBackward::schema_v1 = register_schema(
+    {.name = "dropout", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+
+TensorImplPtr dropout(const TensorImplPtr& x, double p, bool training) {
+  LUCID_CHECK(p >= 0.0 && p <= 1.0, "dropout: probability p must be in [0, 1], got ", p);
+  if (!training || p == 0.0) return x;
+  LUCID_CHECK_DTYPE(is_floating(x->dtype), "dropout: expected a floating input, got ", dtype_name(x->dtype));
+  const int64_t n = x->numel();
+  auto mask = empty(x->shape, DType::Bool);
+  if (p == 1.0) std::memset(mask->raw(), 0, size_t(n));
+  else bernoulli_fill(mask->data<bool>(), n, 1.0 - p);
+  const double scale = p == 1.0 ? 0.0 : 1.0 / (1.0 - p);
+  auto xc = contiguous_raw(x);
+  auto out = empty(x->shape, x->dtype);
+  LUCID_DISPATCH_FLOAT(x->dtype, "dropout", [&] {
+    kernels::dropout_apply<scalar_t>(n, xc->data<scalar_t>(), mask->data<bool>(), scale, out->data<scalar_t>());
+  });
+  if (any_requires_grad({&x})) {
+    auto node = std::make_shared<DropoutBackward>();
+    node->scale_ = scale;
+    node->in_dtype_ = x->dtype;
+    node->set_inputs({x});
+    node->save(0, mask);
+    attach_node(out, std::move(node));
+  }
+  return out;
+}
+
+std::vector<TensorImplPtr> DropoutBackward::apply(const TensorImplPtr& grad_out) {
+  const auto& mask = saved_[0];
+  auto g = contiguous_raw(cast_raw(grad_out, in_dtype_));
+  auto gx = empty(mask->shape, in_dtype_);
+  LUCID_DISPATCH_FLOAT(in_dtype_, name(), [&] {
+    kernels::dropout_apply<scalar_t>(gx->numel(), g->data<scalar_t>(), mask->data<bool>(), scale_,
+                                     gx->data<scalar_t>());
+  });
+  return {gx};
+}
+
+}  // namespace lucid

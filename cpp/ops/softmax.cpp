@@ -1,0 +1,98 @@
+#include "ops/softmax.h"
+
+#include "core/autocast.h"
+#include "kernels/cpu/softmax.h"
+
+namespace lucid {
+
+namespace {
+
+// Collapses dims [b, e) of (shape, strides) into one (size, stride); false when they do not
+// lie at one uniform stride (the caller then makes the input contiguous). `size` is the full
+// product either way.
+bool collapse(const Shape& shape, const Shape& strides, int64_t b, int64_t e, int64_t& size, int64_t& stride) {
+  size = 1;
+  stride = 0;
+  bool ok = true;
+  for (int64_t d = e - 1; d >= b; --d) {
+    if (shape[d] == 1) continue;
+    if (size == 1) stride = strides[d];
+    else if (strides[d] != stride * size) ok = false;
+    size *= shape[d];
+  }
+  return ok;
+}
+
+// The (outer, n, inner) view of x along `dim`, reading x through its strides when possible.
+kernels::SoftmaxGeom geometry(const TensorImplPtr& x, int64_t dim, bool& ok) {
+  kernels::SoftmaxGeom g;
+  ok = true;
+  if (x->ndim() == 0) return g;
+  int64_t s;
+  g.n = x->shape[dim];
+  g.xs_n = x->strides[dim];
+  const bool outer_ok = collapse(x->shape, x->strides, 0, dim, g.outer, s);
+  ok = collapse(x->shape, x->strides, dim + 1, x->ndim(), g.inner, g.xs_inner) && outer_ok;
+  g.xs_outer = s;
+  return g;
+}
+
+template <bool Log>
+TensorImplPtr softmax_impl(const TensorImplPtr& x, int64_t dim) {
+  using Node = SoftmaxBackwardT<Log>;
+  const char* op = Log ? "log_softmax" : "softmax";
+  LUCID_CHECK_DTYPE(is_floating(x->dtype), op, ": expected a floating input, got ", dtype_name(x->dtype),
+                    " (convert with .float() first)");
+  dim = wrap_dim(dim, x->ndim(), op);
+  auto xc = cast_raw(x, compute_dtype(Node::schema_v1, x->dtype));
+  bool ok;
+  auto g = geometry(xc, dim, ok);
+  if (!ok) {
+    xc = contiguous_raw(xc);
+    g = geometry(xc, dim, ok);
+  }
+  auto out = empty(xc->shape, xc->dtype);
+  LUCID_DISPATCH_FLOAT(xc->dtype, op, [&] {
+    kernels::softmax_forward<scalar_t>(xc->template data<scalar_t>(), out->template data<scalar_t>(), g, Log);
+  });
+  if (any_requires_grad({&x})) {
+    auto n = std::make_shared<Node>();
+    n->dim_ = dim;
+    n->outer_ = g.outer, n->n_ = g.n, n->inner_ = g.inner;
+    n->in_dtype_ = x->dtype;
+    n->set_inputs({x});
+    // A detached alias: saving `out` itself would make out -> grad_fn -> out a cycle.
+    n->save(0, make_view(out, out->shape, out->strides, out->offset));
+    attach_node(out, std::move(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+template <bool Log>
+std::vector<TensorImplPtr> SoftmaxBackwardT<Log>::apply(const TensorImplPtr& grad_out) {
+  const auto& y = this->saved_[0];
+  auto g = contiguous_raw(cast_raw(grad_out, y->dtype));
+  auto gx = empty(y->shape, y->dtype);
+  LUCID_DISPATCH_FLOAT(y->dtype, name(), [&] {
+    kernels::softmax_backward<scalar_t>(y->template data<scalar_t>(), g->template data<scalar_t>(),
+                                        gx->template data<scalar_t>(), outer_, n_, inner_, Log);
+  });
+  return {cast_raw(gx, in_dtype_)};
+}
+
+template <>
+const OpSchema& SoftmaxBackwardT<false>::schema_v1 = register_schema(
+    {.name = "softmax", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+template <>
+const OpSchema& SoftmaxBackwardT<true>::schema_v1 = register_schema(
+    {.name = "log_softmax", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+
+template struct SoftmaxBackwardT<false>;
+template struct SoftmaxBackwardT<true>;
+
+TensorImplPtr softmax(const TensorImplPtr& x, int64_t dim) { return softmax_impl<false>(x, dim); }
+TensorImplPtr log_softmax(const TensorImplPtr& x, int64_t dim) { return softmax_impl<true>(x, dim); }
+
+}  // namespace lucid

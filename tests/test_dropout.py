@@ -1,0 +1,129 @@
+"""dropout: inverted scaling, seeded masks, the p = 0 / p = 1 / eval cases, the saved-mask
+backward (gradcheck with the seed fixed inside the function), dtypes and errors."""
+
+import numpy as np
+import pylucid
+import pylucid.nn.functional as F
+import pytest
+from helpers import non_contiguous, rand_array
+
+F64 = pylucid.float64
+
+
+def test_inverted_scaling_and_keep_rate():
+    """Guards against forgetting the 1 / (1 - p) scale or dropping with probability 1 - p instead of p."""
+    x = pylucid.ones(200_000)
+    y = np.asarray(F.dropout(x, p=0.3))
+    assert set(np.unique(y).tolist()) <= {0.0, np.float32(1 / 0.7)}
+    assert abs((y == 0).mean() - 0.3) < 0.005
+    assert abs(y.mean() - 1.0) < 0.01
+
+
+def test_same_seed_same_mask():
+    """Guards against masks that do not follow pylucid.manual_seed (irreproducible training)."""
+    x = pylucid.randn(64, 32)
+    pylucid.manual_seed(123)
+    a = np.asarray(F.dropout(x, 0.5))
+    b = np.asarray(F.dropout(x, 0.5))
+    pylucid.manual_seed(123)
+    c = np.asarray(F.dropout(x, 0.5))
+    np.testing.assert_array_equal(a, c)
+    assert not np.array_equal(a == 0, b == 0)
+
+
+def test_eval_and_p_zero_return_the_input():
+    """Guards against eval-mode dropout copying or scaling the input."""
+    x = pylucid.randn(3, 4, requires_grad=True)
+    assert F.dropout(x, 0.5, training=False) is x
+    assert F.dropout(x, 0.0) is x
+    assert F.dropout(pylucid.tensor([1, 2]), 0.5, training=False).tolist() == [1, 2]
+
+
+def test_p_one_gives_zeros_and_zero_grad():
+    """Guards against 1 / (1 - p) = inf turning p == 1 into NaNs."""
+    x = pylucid.randn(5, 3, requires_grad=True)
+    y = F.dropout(x, p=1.0)
+    np.testing.assert_array_equal(np.asarray(y.detach()), np.zeros((5, 3)))
+    y.sum().backward()
+    np.testing.assert_array_equal(np.asarray(x.grad), np.zeros((5, 3)))
+
+
+def _seeded(p):
+    def fn(x):
+        pylucid.manual_seed(11)  # the same mask for every finite-difference evaluation
+        return F.dropout(x, p)
+
+    return fn
+
+
+@pytest.mark.parametrize("p", [0.2, 0.5, 0.9])
+def test_gradcheck_with_fixed_mask(p):
+    """Guards against a backward that does not reuse the forward's mask and scale."""
+    a = rand_array((4, 5))
+    assert pylucid.autograd.gradcheck(_seeded(p), (pylucid.from_numpy(a).requires_grad_(),))
+    assert pylucid.autograd.gradcheck(_seeded(p), (non_contiguous(a).requires_grad_(),))
+
+
+def test_backward_is_mask_times_scale_and_accumulates():
+    """Guards against the gradient using a fresh mask, and .grad not accumulating over two backwards."""
+    x = pylucid.from_numpy(rand_array((6, 7)) + 3.0).requires_grad_()
+    y = F.dropout(x, 0.4)
+    g = rand_array((6, 7))
+    y.backward(pylucid.from_numpy(g), retain_graph=True)
+    mask = np.asarray(y.grad_fn.saved_mask)
+    assert y.grad_fn.scale == pytest.approx(1 / 0.6)
+    np.testing.assert_allclose(np.asarray(x.grad), g * mask / 0.6, rtol=1e-14)
+    np.testing.assert_array_equal(np.asarray(y.detach()) != 0, mask)
+    y.backward(pylucid.from_numpy(g))
+    np.testing.assert_allclose(np.asarray(x.grad), 2 * g * mask / 0.6, rtol=1e-14)
+
+
+def test_non_contiguous_and_empty_inputs():
+    """Guards against a strided input being masked in the wrong order, or a crash on no elements."""
+    a = rand_array((5, 6)) + 3.0
+    pylucid.manual_seed(5)
+    y = np.asarray(F.dropout(non_contiguous(a), 0.5))
+    kept = y != 0
+    np.testing.assert_allclose(y[kept], 2 * a[kept], rtol=1e-14)
+    e = pylucid.zeros(0, 3, requires_grad=True)
+    out = F.dropout(e, 0.5)
+    assert out.shape == (0, 3)
+    out.sum().backward()
+    assert e.grad.shape == (0, 3)
+
+
+@pytest.mark.parametrize("dt", [pylucid.float16, pylucid.bfloat16, F64])
+def test_dtypes(dt):
+    """Guards against dropout changing dtype (it is KeepInput, also under autocast)."""
+    x = pylucid.ones(100).to(dt).requires_grad_()
+    with pylucid.autocast(dtype=pylucid.bfloat16):
+        y = F.dropout(x, 0.5)
+    assert y.dtype == dt
+    assert set(np.unique(np.asarray(y.detach().float())).tolist()) <= {0.0, 2.0}
+    y.sum().backward()
+    assert x.grad.dtype == dt
+    assert pylucid.ops.schema("dropout").amp_policy == pylucid._C.AmpPolicy.KeepInput
+
+
+def test_nan_stays_nan_when_dropped():
+    """Guards against dropout hiding NaNs (PyTorch multiplies by the mask, so NaN * 0 stays NaN)."""
+    y = np.asarray(F.dropout(pylucid.full((64,), float("nan")), 0.5))
+    assert np.isnan(y).all()
+
+
+def test_errors():
+    """Guards against a probability outside [0, 1] (or NaN) being accepted, and integer input crashing."""
+    x = pylucid.ones(3)
+    for p in (-0.1, 1.5, float("nan")):
+        with pytest.raises(
+            pylucid.LucidError, match="dropout: probability p must be in \\[0, 1\\]"
+        ):
+            F.dropout(x, p)
+    with pytest.raises(pylucid.LucidError):
+        F.dropout(x, 2.0, training=False)
+    with pytest.raises(
+        pylucid.DtypeMismatch, match="dropout: expected a floating input, got int64"
+    ):
+        F.dropout(pylucid.tensor([1, 2]), 0.5)
+    with pytest.raises(TypeError):
+        F.dropout(None)
