@@ -74,7 +74,7 @@ def test_binary_ops_match_numpy(data, op):
 def test_reductions_match_numpy(data, op, keepdim, pick):
     (arr,), (t,), _ = data
     dim = pick % arr.ndim if arr.ndim else None
-    if op == "amax" and (arr.size == 0 or (dim is not None and arr.shape[dim] == 0)):
+    if op == "amax" and ((dim is None and arr.size == 0) or (dim is not None and arr.shape[dim] == 0)):
         with pytest.raises(ERRORS):
             getattr(t, op)(dim=dim, keepdim=keepdim) if dim is not None else getattr(t, op)()
         return
@@ -96,7 +96,7 @@ def test_gradients_match_finite_differences(data, op):
     arrays, _, _ = data
     if any(a.size == 0 for a in arrays) or sum(a.size for a in arrays) > 40:
         return
-    leaves = [pylucid.from_numpy(a.copy() + 0.01 * np.arange(a.size).reshape(a.shape)).requires_grad_()
+    leaves = [pylucid.from_numpy(np.asarray(a + 0.01 * np.arange(a.size).reshape(a.shape))).requires_grad_()
               for a in arrays]  # nudged apart so maximum has no ties
     assert pylucid.autograd.gradcheck(op, leaves)
 
@@ -125,6 +125,8 @@ def test_reshape_valid_or_clear_error(shape, new):
     t = pylucid.zeros(*shape)
     a = np.zeros(shape)
     try:
+        if any(v < -1 for v in new):  # numpy tolerates these; PyTorch (and pylucid) refuse
+            raise ValueError
         want = a.reshape(new).shape
     except ValueError:
         with pytest.raises(ERRORS):

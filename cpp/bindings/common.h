@@ -6,13 +6,31 @@
 #include <pybind11/stl.h>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/tensor_impl.h"
 
 namespace py = pybind11;
 
+// A Tensor argument never arrives as a null pointer: None is refused at conversion (TypeError
+// naming the signature) instead of reaching an op. Optional tensor arguments are spelled
+// std::optional<TensorImplPtr>, whose caster maps None to nullopt without asking this one.
+namespace pybind11::detail {
+template <>
+struct type_caster<std::shared_ptr<lucid::TensorImpl>>
+    : copyable_holder_caster<lucid::TensorImpl, std::shared_ptr<lucid::TensorImpl>> {
+  bool load(handle src, bool convert) {
+    if (src.is_none()) return false;
+    return copyable_holder_caster<lucid::TensorImpl, std::shared_ptr<lucid::TensorImpl>>::load(src, convert);
+  }
+};
+}  // namespace pybind11::detail
+
 namespace lucid::bindings {
+
+using OptTensor = std::optional<TensorImplPtr>;
+inline TensorImplPtr opt(const OptTensor& t) { return t ? *t : nullptr; }
 
 using BindFn = void (*)(py::module_&);
 std::vector<std::pair<int, BindFn>>& binders();

@@ -42,6 +42,9 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(index_error, e.what());
     } catch (const LucidError& e) {
       PyErr_SetString(lucid_error, e.what());
+    } catch (const py::cast_error& e) {
+      // An argument of the wrong Python type reached a binding that converts it itself.
+      PyErr_SetString(dtype_mismatch, str("invalid argument: ", e.what()).c_str());
     }
   });
   auto& b = bindings::binders();

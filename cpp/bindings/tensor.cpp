@@ -219,7 +219,8 @@ LUCID_BINDING(tensor, 0) {
           }, py::arg("requires_grad") = true)
       .def_property(
           "grad", [](const TensorImpl& t) { return t.grad; },
-          [](TensorImpl& t, const TensorImplPtr& g) {
+          [](TensorImpl& t, const OptTensor& og) {
+            TensorImplPtr g = opt(og);
             if (g) {
               LUCID_CHECK_SHAPE(g->shape == t.shape, "grad: assigned grad of shape ", shape_str(g->shape),
                                 " does not match tensor of shape ", shape_str(t.shape));
