@@ -240,7 +240,7 @@ def test_shape_errors_are_clear():
     with pytest.raises(pylucid.ShapeMismatch, match="t: expects a tensor with <= 2 dims"):
         pylucid.zeros(2, 3, 4).t()
     with pytest.raises(pylucid.ShapeMismatch, match="mT"):
-        pylucid.zeros(3).mT
+        _ = pylucid.zeros(3).mT
     with pytest.raises(pylucid.LucidError, match="chunks must be positive"):
         x.chunk(0)
     with pytest.raises(pylucid.DtypeMismatch, match="reshape: shape entries must be ints"):

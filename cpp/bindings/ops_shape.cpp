@@ -18,6 +18,11 @@ py::object& from_numpy_fn() {
   return *f;
 }
 
+py::handle numpy_bool_type() {
+  static py::object* t = new py::object(py::module_::import("numpy").attr("bool_"));  // leaked, as above
+  return *t;
+}
+
 // A list / tuple / numpy array used as an index: int64 or bool tensor.
 TensorImplPtr array_index(py::handle obj, const char* op) {
   py::module_ np = py::module_::import("numpy");
@@ -50,7 +55,7 @@ IndexItem index_item(py::handle h, const char* op) {
   } else if (py::isinstance<TensorImpl>(h)) {
     it.kind = IndexItem::Kind::Tensor;
     it.t = h.cast<TensorImplPtr>();
-  } else if (PyBool_Check(h.ptr()) || py::isinstance(h, py::module_::import("numpy").attr("bool_"))) {
+  } else if (PyBool_Check(h.ptr()) || py::isinstance(h, numpy_bool_type())) {
     it.kind = IndexItem::Kind::Tensor;  // a 0-d mask: adds a dim of size 1 (True) or 0 (False)
     it.t = scalar_tensor(PyObject_IsTrue(h.ptr()) == 1 ? 1.0 : 0.0, DType::Bool);
   } else if (PySlice_Check(h.ptr())) {
@@ -215,6 +220,82 @@ TensorImplPtr t2(const TensorImplPtr& t) {
 
 }  // namespace
 
+// Docstrings of the module functions (PyTorch's semantics; see the C++ headers for details).
+namespace doc {
+constexpr const char* reshape =
+    "A tensor with x's elements in `shape` (one -1 is inferred): a view when the strides allow it, "
+    "else a copy.";
+constexpr const char* flatten =
+    "Dims start_dim..end_dim merged into one (a view when possible); a 0-d input gives shape (1,).";
+constexpr const char* unflatten =
+    "Dim `dim` split into `sizes` (one -1 is inferred); a view.";
+constexpr const char* squeeze =
+    "A view without size-1 dims: all of them, or those of `dim` (an int or tuple); other sizes are "
+    "kept.";
+constexpr const char* unsqueeze =
+    "A view with a size-1 dim inserted at `dim` (in [-ndim-1, ndim]).";
+constexpr const char* permute =
+    "A view with the dims reordered: output dim i is input dim dims[i].";
+constexpr const char* transpose =
+    "A view with dims dim0 and dim1 swapped.";
+constexpr const char* swapaxes =
+    "Alias of transpose (numpy's name).";
+constexpr const char* swapdims =
+    "Alias of transpose.";
+constexpr const char* t =
+    "The transpose of a tensor with <= 2 dims (0-d and 1-d tensors come back unchanged).";
+constexpr const char* movedim =
+    "A view with the dims in `source` moved to the positions in `destination`; the others keep their "
+    "order.";
+constexpr const char* moveaxis =
+    "Alias of movedim (numpy's name).";
+constexpr const char* broadcast_to =
+    "A view broadcast to `size` (stride 0 along the expanded dims); see Tensor.expand.";
+constexpr const char* narrow =
+    "A view of `length` elements of dim `dim` starting at `start` (negative start counts from the "
+    "end).";
+constexpr const char* select =
+    "A view of index `index` along `dim`, that dim removed.";
+constexpr const char* split =
+    "A tuple of views along `dim`: pieces of split_size (the last may be smaller), or of the given "
+    "sizes.";
+constexpr const char* chunk =
+    "A tuple of at most `chunks` views along `dim`, each of ceil(size / chunks) elements (the last "
+    "may be smaller).";
+constexpr const char* unbind =
+    "A tuple of the views input.select(dim, i) for every i.";
+constexpr const char* clone =
+    "A contiguous copy; its gradient flows back to input.";
+constexpr const char* index_select =
+    "The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions "
+    "accumulate their gradients.";
+constexpr const char* gather =
+    "out[..., i, ...] = input[..., index[..., i, ...], ...] along `dim`; index has input's number of "
+    "dims.";
+constexpr const char* scatter_add =
+    "A copy of input with src added at the positions `index` names along `dim` (repeated positions "
+    "add up).";
+constexpr const char* nonzero =
+    "The (n, ndim) int64 coordinates of the nonzero elements in row-major order, or a tuple of "
+    "n-vectors (as_tuple=True).";
+constexpr const char* cat =
+    "The tensors joined along `dim` (promoted to a common dtype); 1-d empty tensors are skipped as in "
+    "PyTorch.";
+constexpr const char* stack =
+    "The tensors (all of one shape) joined along a new dim `dim`.";
+constexpr const char* where =
+    "condition ? input : other elementwise, all three broadcast (input/other may be numbers); "
+    "where(condition) is nonzero(condition, as_tuple=True).";
+constexpr const char* tril =
+    "The lower triangle of the last two dims: elements with col - row <= diagonal kept, the rest "
+    "zeroed.";
+constexpr const char* triu =
+    "The upper triangle of the last two dims: elements with col - row >= diagonal kept, the rest "
+    "zeroed.";
+constexpr const char* masked_fill =
+    "input with `value` (a number or 0-d tensor) where `mask` (bool, broadcast with input) is True.";
+}  // namespace doc
+
 LUCID_BINDING(ops_shape, 11) {
   using T = const TensorImplPtr&;
   py::object cls = py::type::of<TensorImpl>();
@@ -293,58 +374,79 @@ LUCID_BINDING(ops_shape, 11) {
              py::arg("other"));
 
   // ---- module functions (re-exported by pylucid/_shape.py) ----
-  m.def("reshape", [](T t, py::handle s) { return reshape(t, shape_arg(s, "reshape")); }, py::arg("input").none(false), py::arg("shape"));
-  m.def("flatten", [](T t, int64_t s, int64_t e) { return flatten(t, s, e); }, py::arg("input").none(false), py::arg("start_dim") = 0,
+  m.def("reshape", [](T t, py::handle s) { return reshape(t, shape_arg(s, "reshape")); },
+        doc::reshape, py::arg("input").none(false), py::arg("shape"));
+  m.def("flatten", [](T t, int64_t s, int64_t e) { return flatten(t, s, e); },
+        doc::flatten, py::arg("input").none(false), py::arg("start_dim") = 0,
         py::arg("end_dim") = -1);
   m.def("unflatten", [](T t, int64_t d, py::handle s) { return unflatten(t, d, shape_arg(s, "unflatten")); },
-        py::arg("input").none(false), py::arg("dim"), py::arg("sizes"));
-  m.def("squeeze", [](T t, py::handle d) { return squeeze(t, dims_arg(d, "squeeze")); }, py::arg("input").none(false),
+        doc::unflatten, py::arg("input").none(false), py::arg("dim"), py::arg("sizes"));
+  m.def("squeeze", [](T t, py::handle d) { return squeeze(t, dims_arg(d, "squeeze")); },
+        doc::squeeze, py::arg("input").none(false),
         py::arg("dim") = py::none());
-  m.def("unsqueeze", [](T t, int64_t d) { return unsqueeze(t, d); }, py::arg("input").none(false), py::arg("dim"));
-  m.def("permute", [](T t, py::handle d) { return permute(t, shape_arg(d, "permute")); }, py::arg("input").none(false), py::arg("dims"));
-  m.def("transpose", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("input").none(false), py::arg("dim0"),
+  m.def("unsqueeze", [](T t, int64_t d) { return unsqueeze(t, d); },
+        doc::unsqueeze, py::arg("input").none(false), py::arg("dim"));
+  m.def("permute", [](T t, py::handle d) { return permute(t, shape_arg(d, "permute")); },
+        doc::permute, py::arg("input").none(false), py::arg("dims"));
+  m.def("transpose", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); },
+        doc::transpose, py::arg("input").none(false), py::arg("dim0"),
         py::arg("dim1"));
-  m.def("swapaxes", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("input").none(false), py::arg("axis0"),
+  m.def("swapaxes", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); },
+        doc::swapaxes, py::arg("input").none(false), py::arg("axis0"),
         py::arg("axis1"));
-  m.def("swapdims", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("input").none(false), py::arg("dim0"),
+  m.def("swapdims", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); },
+        doc::swapdims, py::arg("input").none(false), py::arg("dim0"),
         py::arg("dim1"));
-  m.def("t", [](T t) { return t2(t); }, py::arg("input").none(false));
+  m.def("t", [](T t) { return t2(t); }, doc::t, py::arg("input").none(false));
   m.def("movedim", [](T t, py::handle s, py::handle d) { return movedim(t, dims_arg(s, "movedim"), dims_arg(d, "movedim")); },
-        py::arg("input").none(false), py::arg("source"), py::arg("destination"));
+        doc::movedim, py::arg("input").none(false), py::arg("source"), py::arg("destination"));
   m.def("moveaxis", [](T t, py::handle s, py::handle d) { return movedim(t, dims_arg(s, "moveaxis"), dims_arg(d, "moveaxis")); },
-        py::arg("input").none(false), py::arg("source"), py::arg("destination"));
-  m.def("broadcast_to", [](T t, py::handle s) { return expand(t, shape_arg(s, "broadcast_to")); }, py::arg("input").none(false),
+        doc::moveaxis, py::arg("input").none(false), py::arg("source"), py::arg("destination"));
+  m.def("broadcast_to", [](T t, py::handle s) { return expand(t, shape_arg(s, "broadcast_to")); },
+        doc::broadcast_to, py::arg("input").none(false),
         py::arg("size"));
-  m.def("narrow", [](T t, int64_t d, int64_t s, int64_t n) { return narrow(t, d, s, n); }, py::arg("input").none(false), py::arg("dim"),
+  m.def("narrow", [](T t, int64_t d, int64_t s, int64_t n) { return narrow(t, d, s, n); },
+        doc::narrow, py::arg("input").none(false), py::arg("dim"),
         py::arg("start"), py::arg("length"));
-  m.def("select", [](T t, int64_t d, int64_t i) { return select(t, d, i); }, py::arg("input").none(false), py::arg("dim"),
+  m.def("select", [](T t, int64_t d, int64_t i) { return select(t, d, i); },
+        doc::select, py::arg("input").none(false), py::arg("dim"),
         py::arg("index").none(false));
-  m.def("split", [](T t, py::handle s, int64_t d) { return split_py(t, s, d); }, py::arg("tensor").none(false),
+  m.def("split", [](T t, py::handle s, int64_t d) { return split_py(t, s, d); },
+        doc::split, py::arg("tensor").none(false),
         py::arg("split_size_or_sections"), py::arg("dim") = 0);
-  m.def("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); }, py::arg("input").none(false), py::arg("chunks"),
+  m.def("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); },
+        doc::chunk, py::arg("input").none(false), py::arg("chunks"),
         py::arg("dim") = 0);
-  m.def("unbind", [](T t, int64_t d) { return as_tuple(unbind(t, d)); }, py::arg("input").none(false), py::arg("dim") = 0);
-  m.def("clone", [](T t) { return clone(t); }, py::arg("input").none(false));
-  m.def("index_select", [](T t, int64_t d, T i) { return index_select(t, d, i); }, py::arg("input").none(false), py::arg("dim"),
+  m.def("unbind", [](T t, int64_t d) { return as_tuple(unbind(t, d)); },
+        doc::unbind, py::arg("input").none(false), py::arg("dim") = 0);
+  m.def("clone", [](T t) { return clone(t); }, doc::clone, py::arg("input").none(false));
+  m.def("index_select", [](T t, int64_t d, T i) { return index_select(t, d, i); },
+        doc::index_select, py::arg("input").none(false), py::arg("dim"),
         py::arg("index").none(false));
-  m.def("gather", [](T t, int64_t d, T i) { return gather(t, d, i); }, py::arg("input").none(false), py::arg("dim"), py::arg("index").none(false));
-  m.def("scatter_add", [](T t, int64_t d, T i, T s) { return scatter_add(t, d, i, s); }, py::arg("input").none(false), py::arg("dim"),
+  m.def("gather", [](T t, int64_t d, T i) { return gather(t, d, i); },
+        doc::gather, py::arg("input").none(false), py::arg("dim"), py::arg("index").none(false));
+  m.def("scatter_add", [](T t, int64_t d, T i, T s) { return scatter_add(t, d, i, s); },
+        doc::scatter_add, py::arg("input").none(false), py::arg("dim"),
         py::arg("index").none(false), py::arg("src").none(false));
   m.def("nonzero", [](T t, bool as_tuple_) -> py::object {
     return as_tuple_ ? py::object(as_tuple(nonzero_tuple(t))) : py::cast(nonzero(t));
-  }, py::arg("input").none(false), py::kw_only(), py::arg("as_tuple") = false);
-  m.def("cat", [](py::handle ts, int64_t d) { return cat(tensor_list(ts, "cat"), d); }, py::arg("tensors"), py::arg("dim") = 0);
-  m.def("stack", [](py::handle ts, int64_t d) { return stack(tensor_list(ts, "stack"), d); }, py::arg("tensors"),
+  }, doc::nonzero, py::arg("input").none(false), py::kw_only(), py::arg("as_tuple") = false);
+  m.def("cat", [](py::handle ts, int64_t d) { return cat(tensor_list(ts, "cat"), d); },
+        doc::cat, py::arg("tensors"), py::arg("dim") = 0);
+  m.def("stack", [](py::handle ts, int64_t d) { return stack(tensor_list(ts, "stack"), d); },
+        doc::stack, py::arg("tensors"),
         py::arg("dim") = 0);
   m.def("where", [](py::handle c, py::handle a, py::handle b) -> py::object {
     if (a.is_none() && b.is_none()) return as_tuple(nonzero_tuple(tensor_arg(c, "where", "condition")));
     if (a.is_none() || b.is_none()) throw LucidError("where: pass both input and other, or neither (nonzero)");
     return py::cast(where_py(c, a, b));
-  }, py::arg("condition"), py::arg("input") = py::none(), py::arg("other") = py::none());
-  m.def("tril", [](T t, int64_t k) { return tril(t, k); }, py::arg("input").none(false), py::arg("diagonal") = 0);
-  m.def("triu", [](T t, int64_t k) { return triu(t, k); }, py::arg("input").none(false), py::arg("diagonal") = 0);
+  }, doc::where, py::arg("condition"), py::arg("input") = py::none(), py::arg("other") = py::none());
+  m.def("tril", [](T t, int64_t k) { return tril(t, k); },
+        doc::tril, py::arg("input").none(false), py::arg("diagonal") = 0);
+  m.def("triu", [](T t, int64_t k) { return triu(t, k); },
+        doc::triu, py::arg("input").none(false), py::arg("diagonal") = 0);
   m.def("masked_fill", [](T t, T mk, py::handle v) { return masked_fill(t, mk, masked_fill_value(t, v, "masked_fill")); },
-        py::arg("input").none(false), py::arg("mask").none(false), py::arg("value"));
+        doc::masked_fill, py::arg("input").none(false), py::arg("mask").none(false), py::arg("value"));
 }
 
 }  // namespace lucid::bindings
