@@ -27,10 +27,10 @@ py::tuple apply_from_python(NodeT& n, const TensorImplPtr& grad_out) {
 LUCID_BINDING(nn_norm, 20) {
   m.def(
       "_rms_norm",
-      [](const TensorImplPtr& x, py::handle normalized_shape, const TensorImplPtr& weight, double eps,
+      [](const TensorImplPtr& x, py::handle normalized_shape, const OptTensor& weight, double eps,
          double partial_ratio) {
         Shape ns = shape_arg(normalized_shape, "rms_norm");
-        return maybe_nogil(work_of(x), [&] { return rms_norm(x, ns, weight, eps, partial_ratio); });
+        return maybe_nogil(work_of(x), [&] { return rms_norm(x, ns, opt(weight), eps, partial_ratio); });
       },
       py::arg("input"), py::arg("normalized_shape"), py::arg("weight"), py::arg("eps"), py::arg("partial_ratio"));
   m.def("_rms_norm_partial_k", &rms_norm_partial_k, py::arg("n"), py::arg("partial_ratio"));
@@ -48,10 +48,10 @@ LUCID_BINDING(nn_norm, 20) {
       "Validates RMSNorm's arguments and returns k, the number of features feeding the RMS.");
   m.def(
       "_layer_norm",
-      [](const TensorImplPtr& x, py::handle normalized_shape, const TensorImplPtr& weight, const TensorImplPtr& bias,
+      [](const TensorImplPtr& x, py::handle normalized_shape, const OptTensor& weight, const OptTensor& bias,
          double eps) {
         Shape ns = shape_arg(normalized_shape, "layer_norm");
-        return maybe_nogil(work_of(x), [&] { return layer_norm(x, ns, weight, bias, eps); });
+        return maybe_nogil(work_of(x), [&] { return layer_norm(x, ns, opt(weight), opt(bias), eps); });
       },
       py::arg("input"), py::arg("normalized_shape"), py::arg("weight"), py::arg("bias"), py::arg("eps"));
   m.def(
@@ -66,8 +66,8 @@ LUCID_BINDING(nn_norm, 20) {
       py::arg("normalized_shape"), py::arg("eps"));
   m.def(
       "_group_rms_norm",
-      [](const TensorImplPtr& x, const TensorImplPtr& channel_groups, const TensorImplPtr& weight, double eps) {
-        return maybe_nogil(work_of(x), [&] { return group_rms_norm(x, channel_groups, weight, eps); });
+      [](const TensorImplPtr& x, const TensorImplPtr& channel_groups, const OptTensor& weight, double eps) {
+        return maybe_nogil(work_of(x), [&] { return group_rms_norm(x, channel_groups, opt(weight), eps); });
       },
       py::arg("input"), py::arg("channel_groups"), py::arg("weight"), py::arg("eps"));
   m.def(
@@ -96,8 +96,8 @@ LUCID_BINDING(nn_norm, 20) {
       .def_property_readonly("eps", [](const RMSNormBackward& n) { return n.eps_; })
       .def_static(
           "forward",
-          [](const TensorImplPtr& x, const TensorImplPtr& gamma, double eps) {
-            return maybe_nogil(work_of(x), [&] { return RMSNormBackward::forward(x, gamma, eps); });
+          [](const TensorImplPtr& x, const OptTensor& gamma, double eps) {
+            return maybe_nogil(work_of(x), [&] { return RMSNormBackward::forward(x, opt(gamma), eps); });
           },
           py::arg("x"), py::arg("gamma"), py::arg("eps"),
           "Normalise x over its last gamma.ndim dims, apply gamma, and record the node when grad is on.")

@@ -304,7 +304,7 @@ LUCID_BINDING(ops_math, 10) {
   }
   def_method("__matmul__", &fmatmul);
   def_method("__rmatmul__", &rmatmul);
-  m.def("linear", [](T x, T w, const TensorImplPtr& b) { return linear(x, w, b); }, py::arg("input"),
+  m.def("linear", [](T x, T w, const OptTensor& b) { return linear(x, w, opt(b)); }, py::arg("input"),
         py::arg("weight"), py::arg("bias") = py::none(),
         "input @ weight^T + bias in one gemm (bias broadcast to [..., out_features]) with one backward node. "
         "input [..., in_features], weight [out_features, in_features].\n\n"
