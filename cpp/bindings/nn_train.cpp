@@ -57,15 +57,16 @@ LUCID_BINDING(nn_train, 21) {
              [](T x, int64_t dim) { return maybe_nogil(x->numel(), [&] { return log_softmax(x, dim); }); },
              py::arg("dim"));
 
-  // ---- losses (weight / pos_weight: None -> null) ----
-  m.def("_cross_entropy", [](T x, T t, T w, int64_t ignore_index, const std::string& reduction, double smoothing) {
+  // ---- losses (weight / pos_weight may be None) ----
+  m.def("_cross_entropy", [](T x, T t, const OptTensor& w, int64_t ignore_index, const std::string& reduction,
+                             double smoothing) {
     Reduction r = parse_reduction(reduction, "cross_entropy");
-    return maybe_nogil(x->numel(), [&] { return cross_entropy(x, t, w, ignore_index, r, smoothing); });
+    return maybe_nogil(x->numel(), [&] { return cross_entropy(x, t, opt(w), ignore_index, r, smoothing); });
   }, py::arg("input").none(false), py::arg("target").none(false), py::arg("weight").none(true),
      py::arg("ignore_index"), py::arg("reduction"), py::arg("label_smoothing"));
-  m.def("_nll_loss", [](T x, T t, T w, int64_t ignore_index, const std::string& reduction) {
+  m.def("_nll_loss", [](T x, T t, const OptTensor& w, int64_t ignore_index, const std::string& reduction) {
     Reduction r = parse_reduction(reduction, "nll_loss");
-    return maybe_nogil(x->numel(), [&] { return nll_loss(x, t, w, ignore_index, r); });
+    return maybe_nogil(x->numel(), [&] { return nll_loss(x, t, opt(w), ignore_index, r); });
   }, py::arg("input").none(false), py::arg("target").none(false), py::arg("weight").none(true),
      py::arg("ignore_index"), py::arg("reduction"));
   m.def("_mse_loss", [](T x, T t, const std::string& reduction) {
@@ -76,9 +77,10 @@ LUCID_BINDING(nn_train, 21) {
     Reduction r = parse_reduction(reduction, "l1_loss");
     return maybe_nogil(x->numel(), [&] { return l1_loss(x, t, r); });
   }, py::arg("input").none(false), py::arg("target").none(false), py::arg("reduction"));
-  m.def("_binary_cross_entropy_with_logits", [](T x, T t, T w, const std::string& reduction, T pw) {
+  m.def("_binary_cross_entropy_with_logits", [](T x, T t, const OptTensor& w, const std::string& reduction,
+                                                 const OptTensor& pw) {
     Reduction r = parse_reduction(reduction, "binary_cross_entropy_with_logits");
-    return maybe_nogil(x->numel(), [&] { return binary_cross_entropy_with_logits(x, t, w, r, pw); });
+    return maybe_nogil(x->numel(), [&] { return binary_cross_entropy_with_logits(x, t, opt(w), r, opt(pw)); });
   }, py::arg("input").none(false), py::arg("target").none(false), py::arg("weight").none(true),
      py::arg("reduction"), py::arg("pos_weight").none(true));
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/cpu/softmax.h"
 
@@ -9,18 +10,23 @@ namespace lucid::kernels {
 
 namespace {
 
+template <class T>
+constexpr bool kNative = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
 // log sum_c exp(x_c) of one position (classes at stride cs), stabilised by the max. A row of
 // all -inf (or any +inf / NaN) gives NaN, as PyTorch's log_softmax.
 template <class T>
 acc_t<T> row_lse(const T* x, int64_t C, int64_t cs) {
   using A = acc_t<T>;
+  if constexpr (kNative<T>)
+    if (cs == 1) return logsumexp_row(x, C);
   A m = -std::numeric_limits<A>::infinity();
   for (int64_t c = 0; c < C; ++c) {
     A v = A(x[c * cs]);
     m = v > m ? v : m;
   }
   A s = 0;
-  for (int64_t c = 0; c < C; ++c) s += std::exp(A(x[c * cs]) - m);
+  for (int64_t c = 0; c < C; ++c) s += exp_acc(A(x[c * cs]) - m);
   return m + std::log(s);
 }
 
@@ -39,13 +45,13 @@ A weight_sum(const T* w, int64_t C) {
 
 template <class A>
 A softplus_neg(A x) {  // log(1 + exp(-x)) without overflow for either sign
-  return std::log1p(std::exp(-std::abs(x))) + (x < A(0) ? -x : A(0));
+  return std::log1p(exp_acc(-std::abs(x))) + (x < A(0) ? -x : A(0));
 }
 
 template <class A>
 A sigmoid(A x) {
-  if (x >= A(0)) return A(1) / (A(1) + std::exp(-x));
-  A e = std::exp(x);
+  if (x >= A(0)) return A(1) / (A(1) + exp_acc(-x));
+  A e = exp_acc(x);
   return e / (A(1) + e);
 }
 
@@ -99,14 +105,22 @@ void cross_entropy_backward(const T* x, const int64_t* t, const T* w, const acc_
       }
       const A s = gl ? A(gl[p]) : A(scale), l = lse[p];
       const A a = s * keep * (w ? A(w[tp]) : A(1));  // coefficient of (p_c - onehot)
-      if (eps > 0) {
-        const A sW = s * spread * W;
-        for (int64_t c = 0; c < C; ++c) {
-          const A pc = std::exp(A(xr[c * cs]) - l);
-          gr[c * cs] = T(a * (pc - A(c == tp)) + sW * pc - s * spread * (w ? A(w[c]) : A(1)));
+      const A sW = s * spread * W;
+      // gx_c = (a + sW) p_c - a [c == t] - s * spread * w_c
+      if constexpr (kNative<T>) {
+        if (cs == 1) {
+          scaled_exp_row(xr, C, l, a + sW, gr);
+          gr[tp] -= a;
+          if (eps > 0)
+            for (int64_t c = 0; c < C; ++c) gr[c] -= s * spread * (w ? w[c] : A(1));
+          continue;
         }
-      } else {
-        for (int64_t c = 0; c < C; ++c) gr[c * cs] = T(a * (std::exp(A(xr[c * cs]) - l) - A(c == tp)));
+      }
+      for (int64_t c = 0; c < C; ++c) {
+        const A pc = exp_acc(A(xr[c * cs]) - l);
+        A v = (a + sW) * pc - (c == tp ? a : A(0));
+        if (eps > 0) v -= s * spread * (w ? A(w[c]) : A(1));
+        gr[c * cs] = T(v);
       }
     }
   });
@@ -150,7 +164,7 @@ void cross_entropy_prob_backward(const T* x, const T* q, const T* w, const acc_t
       for (int64_t c = 0; c < C; ++c) {
         const int64_t k = b + c * cs;
         const A wc = w ? A(w[c]) : A(1), xc = A(x[k]);
-        if (gx) gx[k] = T(s * (std::exp(xc - l) * wq - wc * (keep * A(q[k]) + spread)));
+        if (gx) gx[k] = T(s * (exp_acc(xc - l) * wq - wc * (keep * A(q[k]) + spread)));
         if (gq) gq[k] = T(-s * keep * wc * (xc - l));
       }
     }

@@ -11,35 +11,124 @@
 
 namespace lucid::kernels {
 
+// The float row primitives are compiled for AVX2 and for baseline x86-64; the loader picks one
+// (the wheel must run on any x86-64, see CMakeLists.txt).
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LUCID_ROW_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define LUCID_ROW_CLONES
+#endif
+#define LUCID_ROW_INLINE inline __attribute__((always_inline))
+
 namespace {
 
-// One row of n elements at stride xs (the last-dim fast path when xs == 1).
+// `omp simd` only vectorises (no threads): it lets the compiler reorder the sums.
+template <class A>
+LUCID_ROW_INLINE A max_impl(const A* x, int64_t n) {
+  A m = -std::numeric_limits<A>::infinity();
+#pragma omp simd reduction(max : m)
+  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+template <class A>
+LUCID_ROW_INLINE A lse_impl(const A* x, int64_t n) {
+  const A m = max_impl(x, n);
+  A s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += exp_acc(x[i] - m);
+  return m + std::log(s);
+}
+
+template <class A>
+LUCID_ROW_INLINE void scaled_exp_impl(const A* x, int64_t n, A shift, A scale, A* out) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = scale * exp_acc(x[i] - shift);
+}
+
+template <class A>
+LUCID_ROW_INLINE void softmax_row_impl(const A* x, A* y, int64_t n, bool log) {
+  // NOTE: a NaN may be skipped by the max but then makes the sum NaN, so the whole row is NaN;
+  // a row of all -inf gives (-inf) - (-inf) = NaN, as PyTorch.
+  const A m = max_impl(x, n);
+  A s = 0;
+  if (log) {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; ++i) s += exp_acc(x[i] - m);
+    const A lse = m + std::log(s);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - lse;
+  } else {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; ++i) {
+      const A e = exp_acc(x[i] - m);
+      y[i] = e;  // kept unnormalised; rescaled below without a second exp
+      s += e;
+    }
+    const A inv = A(1) / s;
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+  }
+}
+
+template <class A>
+LUCID_ROW_INLINE void softmax_row_backward_impl(const A* y, const A* g, A* gx, int64_t n, bool log) {
+  A s = 0;
+  if (log) {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; ++i) s += g[i];
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) gx[i] = g[i] - exp_acc(y[i]) * s;
+  } else {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; ++i) s += g[i] * y[i];
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) gx[i] = y[i] * (g[i] - s);
+  }
+}
+
+}  // namespace
+
+LUCID_ROW_CLONES float logsumexp_row(const float* x, int64_t n) { return lse_impl(x, n); }
+double logsumexp_row(const double* x, int64_t n) { return lse_impl(x, n); }
+LUCID_ROW_CLONES void scaled_exp_row(const float* x, int64_t n, float shift, float scale, float* out) {
+  scaled_exp_impl(x, n, shift, scale, out);
+}
+void scaled_exp_row(const double* x, int64_t n, double shift, double scale, double* out) {
+  scaled_exp_impl(x, n, shift, scale, out);
+}
+LUCID_ROW_CLONES void softmax_row(const float* x, float* y, int64_t n, bool log) { softmax_row_impl(x, y, n, log); }
+void softmax_row(const double* x, double* y, int64_t n, bool log) { softmax_row_impl(x, y, n, log); }
+LUCID_ROW_CLONES void softmax_row_backward(const float* y, const float* gy, float* gx, int64_t n, bool log) {
+  softmax_row_backward_impl(y, gy, gx, n, log);
+}
+void softmax_row_backward(const double* y, const double* gy, double* gx, int64_t n, bool log) {
+  softmax_row_backward_impl(y, gy, gx, n, log);
+}
+
+namespace {
+
+template <class T>
+constexpr bool kNative = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+// One row of n elements at stride xs, for half storage or strided rows (the contiguous float
+// and double rows take softmax_row).
 template <class T>
 void row_forward(const T* x, int64_t xs, T* y, int64_t n, bool log) {
   using A = acc_t<T>;
-  // NOTE: a NaN is skipped by the max but then makes the sum NaN, so the whole row is NaN;
-  // a row of all -inf gives (-inf) - (-inf) = NaN, as PyTorch.
   A m = -std::numeric_limits<A>::infinity();
   for (int64_t d = 0; d < n; ++d) {
     A v = A(x[d * xs]);
     m = v > m ? v : m;
   }
   A s = 0;
-  for (int64_t d = 0; d < n; ++d) {
-    A e = std::exp(A(x[d * xs]) - m);
-    if constexpr (std::is_same_v<T, A>)
-      if (!log) y[d] = e;  // kept unnormalised; rescaled below without a second exp
-    s += e;
-  }
+  for (int64_t d = 0; d < n; ++d) s += exp_acc(A(x[d * xs]) - m);
   if (log) {
     const A lse = m + std::log(s);
     for (int64_t d = 0; d < n; ++d) y[d] = T(A(x[d * xs]) - lse);
   } else {
-    const A inv = A(1) / s;
-    for (int64_t d = 0; d < n; ++d) {
-      if constexpr (std::is_same_v<T, A>) y[d] = y[d] * inv;
-      else y[d] = T(std::exp(A(x[d * xs]) - m) * inv);  // half storage: recompute, don't re-read rounded
-    }
+    const A inv = A(1) / s;  // NOTE: recomputes exp rather than re-reading a rounded half value
+    for (int64_t d = 0; d < n; ++d) y[d] = T(exp_acc(A(x[d * xs]) - m) * inv);
   }
 }
 
@@ -61,7 +150,7 @@ void block_forward(const T* x, const SoftmaxGeom& g, T* y, int64_t i0, int64_t i
   }
   for (int64_t d = 0; d < g.n; ++d) {
     const T* xr = x + d * g.xs_n + i0 * g.xs_inner;
-    for (int64_t i = 0; i < w; ++i) sm[i] += std::exp(A(xr[i * g.xs_inner]) - mx[i]);
+    for (int64_t i = 0; i < w; ++i) sm[i] += exp_acc(A(xr[i * g.xs_inner]) - mx[i]);
   }
   for (int64_t i = 0; i < w; ++i) sm[i] = log ? mx[i] + std::log(sm[i]) : A(1) / sm[i];
   for (int64_t d = 0; d < g.n; ++d) {
@@ -69,7 +158,7 @@ void block_forward(const T* x, const SoftmaxGeom& g, T* y, int64_t i0, int64_t i
     T* yr = y + d * g.inner + i0;
     for (int64_t i = 0; i < w; ++i) {
       A v = A(xr[i * g.xs_inner]);
-      yr[i] = T(log ? v - sm[i] : std::exp(v - mx[i]) * sm[i]);
+      yr[i] = T(log ? v - sm[i] : exp_acc(v - mx[i]) * sm[i]);
     }
   }
 }
@@ -88,7 +177,7 @@ void block_backward(const T* y, const T* gy, T* gx, int64_t n, int64_t inner, in
     const int64_t o = d * inner + i0;
     for (int64_t i = 0; i < w; ++i) {
       A yv = A(y[o + i]), gv = A(gy[o + i]);
-      gx[o + i] = T(log ? gv - std::exp(yv) * acc[i] : yv * (gv - acc[i]));
+      gx[o + i] = T(log ? gv - exp_acc(yv) * acc[i] : yv * (gv - acc[i]));
     }
   }
 }
@@ -102,7 +191,15 @@ void softmax_forward(const T* x, T* y, const SoftmaxGeom& g, bool log) {
   if (g.outer * g.n * g.inner == 0) return;
   if (g.inner == 1) {
     for_items(g.outer, g.n, [&](int64_t o0, int64_t o1) {
-      for (int64_t o = o0; o < o1; ++o) row_forward(x + o * g.xs_outer, g.xs_n, y + o * g.n, g.n, log);
+      for (int64_t o = o0; o < o1; ++o) {
+        if constexpr (kNative<T>) {
+          if (g.xs_n == 1) {
+            softmax_row(x + o * g.xs_outer, y + o * g.n, g.n, log);
+            continue;
+          }
+        }
+        row_forward(x + o * g.xs_outer, g.xs_n, y + o * g.n, g.n, log);
+      }
     });
     return;
   }
@@ -126,13 +223,17 @@ void softmax_backward(const T* y, const T* gy, T* gx, int64_t outer, int64_t n, 
       for (int64_t o = o0; o < o1; ++o) {
         const T *yr = y + o * n, *gr = gy + o * n;
         T* xr = gx + o * n;
-        A s = 0;
-        if (log) {
-          for (int64_t d = 0; d < n; ++d) s += A(gr[d]);
-          for (int64_t d = 0; d < n; ++d) xr[d] = T(A(gr[d]) - std::exp(A(yr[d])) * s);
+        if constexpr (kNative<T>) {
+          softmax_row_backward(yr, gr, xr, n, log);
         } else {
-          for (int64_t d = 0; d < n; ++d) s += A(gr[d]) * A(yr[d]);
-          for (int64_t d = 0; d < n; ++d) xr[d] = T(A(yr[d]) * (A(gr[d]) - s));
+          A s = 0;
+          if (log) {
+            for (int64_t d = 0; d < n; ++d) s += A(gr[d]);
+            for (int64_t d = 0; d < n; ++d) xr[d] = T(A(gr[d]) - exp_acc(A(yr[d])) * s);
+          } else {
+            for (int64_t d = 0; d < n; ++d) s += A(gr[d]) * A(yr[d]);
+            for (int64_t d = 0; d < n; ++d) xr[d] = T(A(yr[d]) * (A(gr[d]) - s));
+          }
         }
       }
     });

@@ -3,12 +3,16 @@
 // log y = x - m - log sum exp(x - m); all arithmetic in acc_t<T>.
 // Input x is read through strides (so a transposed matrix needs no copy); y, gy, gx are
 // contiguous (outer, n, inner). Large inputs split the outer dim over OpenMP threads; small
-// ones never open a parallel region.
+// ones never open a parallel region. Contiguous float rows use a vectorisable exp and are
+// also compiled for AVX2 (picked at load time); the losses share these row primitives.
 #pragma once
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "kernels/cpu/loops.h"
@@ -45,6 +49,47 @@ P sum_items(int64_t items, int64_t elems_per_item, F f) {
   for (auto& p : parts) total += p;
   return total;
 }
+
+// exp for float in plain arithmetic, so loops over it vectorise (glibc's expf does not without
+// -ffast-math): exp(x) = 2^n exp(r), n = round(x / ln 2), |r| <= ln 2 / 2, with Cephes' degree-6
+// polynomial (relative error ~2e-7). NOTE: below -87.33 it flushes to 0 (exp(-inf) is exactly 0,
+// no denormals), above 88 it gives inf (callers pass x - max <= 0), and NaN stays NaN.
+inline float exp_vec(float x) {
+  constexpr float lo = -87.33654f, hi = 88.0f;
+  float xc = x > lo ? x : lo;  // NaN -> lo too, so the int conversion below stays defined
+  xc = xc < hi ? xc : hi;
+  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+  const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const uint32_t bits = uint32_t(int32_t(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  const float res = p * scale + (x - x);  // x - x is NaN for a NaN input, else 0
+  return x < lo ? 0.0f : (x > hi ? std::numeric_limits<float>::infinity() : res);
+}
+// exp in the accumulation type: the vectorisable float form, libm for double (float64 results
+// are compared against finite differences).
+inline float exp_acc(float x) { return exp_vec(x); }
+inline double exp_acc(double x) { return std::exp(x); }
+
+// Contiguous-row primitives (float and double):
+//   logsumexp_row:  m + log(sum exp(x - m)), m = max(x); NaN for a row of -inf or with a NaN.
+//   scaled_exp_row: out[i] = scale * exp(x[i] - shift).
+//   softmax_row / softmax_row_backward: one row of softmax_forward / softmax_backward.
+float logsumexp_row(const float* x, int64_t n);
+double logsumexp_row(const double* x, int64_t n);
+void scaled_exp_row(const float* x, int64_t n, float shift, float scale, float* out);
+void scaled_exp_row(const double* x, int64_t n, double shift, double scale, double* out);
+void softmax_row(const float* x, float* y, int64_t n, bool log);
+void softmax_row(const double* x, double* y, int64_t n, bool log);
+void softmax_row_backward(const float* y, const float* gy, float* gx, int64_t n, bool log);
+void softmax_row_backward(const double* y, const double* gy, double* gx, int64_t n, bool log);
 
 struct SoftmaxGeom {
   int64_t outer = 1, n = 1, inner = 1;
