@@ -304,7 +304,7 @@ def test_bad_arguments_raise_shape_mismatch(kwargs, match):
 
 def test_bad_types():
     """Guards against None or non-tensors reaching the kernel (a crash) instead of a TypeError."""
-    with pytest.raises(pylucid.DtypeMismatch, match="got None"):
+    with pytest.raises(TypeError):
         F.rms_norm(None, 3)
     with pytest.raises(TypeError):
         F.rms_norm(np.ones((2, 3)), 3)

@@ -4,6 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace lucid::kernels {
 
@@ -82,27 +87,42 @@ LUCID_INLINE A sum_lanes(const A* acc) {
   return s;
 }
 
+// Lanes are folded into a double total every kFold elements, so long float rows (millions of
+// features) keep ~double accuracy: float lanes alone would lose digits as they grow.
+constexpr int64_t kFold = int64_t(kLanes) * 64;
+
 // sum_j f(j) for j in [0, n), f returning A.
 template <class A, class F>
 LUCID_INLINE A reduce_row(int64_t n, F f) {
-  A acc[kLanes] = {};
+  double total = 0;
   int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] += f(j + l);
-  for (int l = 0; j < n; ++j, ++l) acc[l] += f(j);
-  return sum_lanes(acc);
+  while (j < n) {
+    const int64_t end = std::min(n, j + kFold);
+    A acc[kLanes] = {};
+    for (; j + kLanes <= end; j += kLanes)
+      for (int l = 0; l < kLanes; ++l) acc[l] += f(j + l);
+    for (int l = 0; j < end; ++j, ++l) acc[l] += f(j);
+    total += double(sum_lanes(acc));
+  }
+  return A(total);
 }
 
 // Two sums in one pass over the row.
 template <class A, class F>
 LUCID_INLINE void reduce_row2(int64_t n, F f, A& s0, A& s1) {
-  A a0[kLanes] = {}, a1[kLanes] = {};
+  double t0 = 0, t1 = 0;
   int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) f(j + l, a0[l], a1[l]);
-  for (int l = 0; j < n; ++j, ++l) f(j, a0[l], a1[l]);
-  s0 = sum_lanes(a0);
-  s1 = sum_lanes(a1);
+  while (j < n) {
+    const int64_t end = std::min(n, j + kFold);
+    A a0[kLanes] = {}, a1[kLanes] = {};
+    for (; j + kLanes <= end; j += kLanes)
+      for (int l = 0; l < kLanes; ++l) f(j + l, a0[l], a1[l]);
+    for (int l = 0; j < end; ++j, ++l) f(j, a0[l], a1[l]);
+    t0 += double(sum_lanes(a0));
+    t1 += double(sum_lanes(a1));
+  }
+  s0 = A(t0);
+  s1 = A(t1);
 }
 
 template <class T, bool HasGain>
@@ -111,20 +131,73 @@ LUCID_INLINE acc_t<T> gain(const T* g, int64_t j) {
   else return acc_t<T>(1);
 }
 
+// Large outputs are written with non-temporal (streaming) stores: a normal store first reads
+// the destination line into cache (read-for-ownership), so writing y would cost a third memory
+// stream on top of reading x and writing y. Only worth it when the output is far larger than
+// the cache (the next op would not find it there anyway); float and double only.
+#ifndef LUCID_NORM_STREAM_BYTES  // a compile-time knob for benchmarking the two store kinds
+#define LUCID_NORM_STREAM_BYTES (int64_t(16) << 20)
+#endif
+constexpr int64_t kStreamBytes = LUCID_NORM_STREAM_BYTES;
+template <class T>
+bool use_stream(int64_t n) {
+  return (std::is_same_v<T, float> || std::is_same_v<T, double>) && n * int64_t(sizeof(T)) >= kStreamBytes;
+}
+
+// dst[j] = T(f(j)) for j in [0, n). Streaming computes blocks into an L1-resident buffer with
+// the plain (vectorised) loop, then copies each block out with 16-byte streaming stores.
+template <class T, class F>
+LUCID_INLINE void write_row(T* dst, int64_t n, bool stream, F f) {
+#if defined(__SSE2__)
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (stream) {
+      constexpr int64_t V = int64_t(16 / sizeof(T));  // elements per 16-byte store
+      constexpr int64_t B = 1024 / int64_t(sizeof(T));
+      int64_t j = 0;
+      for (; j < n && (reinterpret_cast<uintptr_t>(dst + j) & 15); ++j) dst[j] = T(f(j));
+      alignas(64) T tmp[B];
+      while (j + V <= n) {
+        const int64_t m = std::min(B, (n - j) / V * V);
+        for (int64_t l = 0; l < m; ++l) tmp[l] = T(f(j + l));
+        for (int64_t l = 0; l < m; l += V) {
+          if constexpr (std::is_same_v<T, float>) _mm_stream_ps(dst + j + l, _mm_load_ps(tmp + l));
+          else _mm_stream_pd(dst + j + l, _mm_load_pd(tmp + l));
+        }
+        j += m;
+      }
+      for (; j < n; ++j) dst[j] = T(f(j));
+      return;
+    }
+  }
+#endif
+  (void)stream;
+  for (int64_t j = 0; j < n; ++j) dst[j] = T(f(j));
+}
+
+// Streaming stores are weakly ordered: fence before another thread may read the output.
+inline void stream_fence(bool stream) {
+#if defined(__SSE2__)
+  if (stream) _mm_sfence();
+#else
+  (void)stream;
+#endif
+}
+
 // ---- RMSNorm ------------------------------------------------------------------------------
 template <class T, bool HasGain>
 struct RmsForwardRows {
   using A = acc_t<T>;
   LUCID_INLINE static void run(const T* x, const T* gamma, T* y, A* rstd, int64_t r0, int64_t r1, int64_t N,
-                               int64_t k, A eps) {
+                               int64_t k, A eps, bool stream) {
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * N;
       T* yr = y + i * N;
       const A ss = reduce_row<A>(k, [xr](int64_t j) { A v = A(xr[j]); return v * v; });
       const A r = A(1) / std::sqrt(ss / A(k) + eps);
       rstd[i] = r;
-      for (int64_t j = 0; j < N; ++j) yr[j] = T(A(xr[j]) * r * gain<T, HasGain>(gamma, j));
+      write_row(yr, N, stream, [=](int64_t j) { return A(xr[j]) * r * gain<T, HasGain>(gamma, j); });
     }
+    stream_fence(stream);
   }
 };
 
@@ -134,7 +207,7 @@ template <class T, bool HasGain>
 struct RmsBackwardRows {
   using A = acc_t<T>;
   LUCID_INLINE static void run(const T* x, const T* gamma, const T* go, const A* rstd, T* dx, A* dg, int64_t r0,
-                               int64_t r1, int64_t N, int64_t k) {
+                               int64_t r1, int64_t N, int64_t k, bool stream) {
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * N;
       const T* gr = go + i * N;
@@ -143,12 +216,17 @@ struct RmsBackwardRows {
         T* dr = dx + i * N;
         const A dot = reduce_row<A>(N, [=](int64_t j) { return A(gr[j]) * gain<T, HasGain>(gamma, j) * A(xr[j]); });
         const A c = r * r * r * dot / A(k);
-        for (int64_t j = 0; j < k; ++j) dr[j] = T(r * (A(gr[j]) * gain<T, HasGain>(gamma, j)) - A(xr[j]) * c);
-        for (int64_t j = k; j < N; ++j) dr[j] = T(r * (A(gr[j]) * gain<T, HasGain>(gamma, j)));
+        if (k == N) {
+          write_row(dr, N, stream, [=](int64_t j) { return r * (A(gr[j]) * gain<T, HasGain>(gamma, j)) - A(xr[j]) * c; });
+        } else {
+          for (int64_t j = 0; j < k; ++j) dr[j] = T(r * (A(gr[j]) * gain<T, HasGain>(gamma, j)) - A(xr[j]) * c);
+          for (int64_t j = k; j < N; ++j) dr[j] = T(r * (A(gr[j]) * gain<T, HasGain>(gamma, j)));
+        }
       }
       if (dg)
         for (int64_t j = 0; j < N; ++j) dg[j] += A(gr[j]) * A(xr[j]) * r;
     }
+    stream_fence(stream);
   }
 };
 
@@ -272,10 +350,11 @@ template <class T>
 void rms_norm_forward(const T* x, const T* gamma, T* y, acc_t<T>* rstd, int64_t rows, int64_t N, int64_t k,
                       acc_t<T> eps) {
   const int64_t P = norm_chunks(rows, N);
+  const bool stream = use_stream<T>(rows * N);
   for_chunks(P, [&](int64_t c) {
     const int64_t r0 = chunk_begin(c, P, rows), r1 = chunk_begin(c + 1, P, rows);
-    if (gamma) run_best<RmsForwardRows<T, true>>(x, gamma, y, rstd, r0, r1, N, k, eps);
-    else run_best<RmsForwardRows<T, false>>(x, gamma, y, rstd, r0, r1, N, k, eps);
+    if (gamma) run_best<RmsForwardRows<T, true>>(x, gamma, y, rstd, r0, r1, N, k, eps, stream);
+    else run_best<RmsForwardRows<T, false>>(x, gamma, y, rstd, r0, r1, N, k, eps, stream);
   });
 }
 
@@ -285,12 +364,13 @@ void rms_norm_backward(const T* x, const T* gamma, const T* grad_out, const acc_
   using A = acc_t<T>;
   const int64_t P = norm_chunks(rows, N);
   A* partial = d_gamma ? (P == 1 ? d_gamma : scratch) : nullptr;
+  const bool stream = use_stream<T>(rows * N);
   for_chunks(P, [&](int64_t c) {
     const int64_t r0 = chunk_begin(c, P, rows), r1 = chunk_begin(c + 1, P, rows);
     A* dg = partial ? partial + c * N : nullptr;
     if (dg) std::fill(dg, dg + N, A(0));
-    if (gamma) run_best<RmsBackwardRows<T, true>>(x, gamma, grad_out, rstd, dx, dg, r0, r1, N, k);
-    else run_best<RmsBackwardRows<T, false>>(x, gamma, grad_out, rstd, dx, dg, r0, r1, N, k);
+    if (gamma) run_best<RmsBackwardRows<T, true>>(x, gamma, grad_out, rstd, dx, dg, r0, r1, N, k, stream);
+    else run_best<RmsBackwardRows<T, false>>(x, gamma, grad_out, rstd, dx, dg, r0, r1, N, k, stream);
   });
   if (d_gamma && P > 1) combine_chunks(scratch, d_gamma, P, N);
 }
