@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/dtype.h"
+#include "core/shape.h"  // elementwise.h uses Shape
 #include "kernels/cpu/elementwise.h"
 
 namespace lucid::kernels {
