@@ -18,6 +18,9 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 nitpicky = False
 exclude_patterns = ["_build"]
+# Only the explicit ``.. doctest::`` blocks of the pages run here; docstring examples run in
+# tests/test_docs.py with each module's own globals.
+doctest_test_doctest_blocks = ""
 doctest_global_setup = """
 import numpy as np
 import pylucid
