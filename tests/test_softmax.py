@@ -93,6 +93,19 @@ def test_extreme_logits_do_not_overflow():
     )
 
 
+def test_float32_exp_is_accurate_over_its_whole_range():
+    """Guards against the vectorised float exp losing accuracy anywhere in [-87, 0] (its range
+    reduction and polynomial), or not flushing far-negative inputs to exactly 0."""
+    x = np.linspace(-87.0, 0.0, 200_001).astype(np.float32)
+    pairs = np.stack([x, np.zeros_like(x)], 1)  # softmax(x, 0)[0] = exp(x) / (1 + exp(x))
+    y = np.asarray(F.softmax(pylucid.from_numpy(pairs), -1))[:, 0].astype(np.float64)
+    xd = x.astype(np.float64)
+    ref = np.exp(xd) / (1 + np.exp(xd))
+    assert (np.abs(y - ref) / ref).max() < 1e-6
+    tiny = np.asarray(F.softmax(pylucid.tensor([[0.0, -90.0, -1000.0]]), -1))
+    assert tiny[0, 0] == 1.0 and tiny[0, 2] == 0.0
+
+
 def test_minus_inf_entries_and_all_minus_inf_rows():
     """Guards against masked (-inf) logits leaking probability, and an all -inf row giving a number
     instead of PyTorch's NaN."""

@@ -1,3 +1,9 @@
+// NOTE: GCC if-converts the float compares / selects of exp_vec (and so vectorises the row loops)
+// only when it may assume FP operations do not trap; nothing here reads FP exception flags.
+// clang assumes this by default.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include "kernels/cpu/softmax.h"
 
 #include <algorithm>
