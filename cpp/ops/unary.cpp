@@ -138,9 +138,10 @@ struct ClampOp {
   static constexpr Saves kSaves = Saves::Input;
   bool has_lo = false, has_hi = false;
   double lo = 0, hi = 0;
+  // Bounds convert saturating (an int64 tensor clamped at 1e300 must not overflow).
   template <class A> A f(A x) const {  // comparisons are false for NaN: NaN passes through
-    if (has_lo && x < A(lo)) x = A(lo);
-    if (has_hi && x > A(hi)) x = A(hi);
+    if (has_lo && x < kernels::convert<A>(lo)) x = kernels::convert<A>(lo);
+    if (has_hi && x > kernels::convert<A>(hi)) x = kernels::convert<A>(hi);
     return x;
   }
   template <class A> A df(A g, A x) const {
