@@ -583,3 +583,33 @@ def test_mse_l1_against_torch(name):
         y.sum().backward()
         ty.sum().backward()
         np.testing.assert_allclose(np.asarray(x.grad), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_training_ops_leave_no_live_objects():
+    """Guards against a node that keeps itself alive (saving its own output with its grad_fn, or
+    the logsumexp / mask after backward): every training step would leak its graph."""
+    import gc
+
+    gc.collect()
+    x = pylucid.randn(6, 4, requires_grad=True)
+    w = pylucid.randn(5, 4, requires_grad=True)
+    t, idx = T([0, 1, 2, 3, 0, 1]), T([4, 0, 4])
+    base = pylucid._C._live_counts()
+
+    def step():
+        losses = [
+            F.cross_entropy(x, t, label_smoothing=0.1),
+            F.nll_loss(F.log_softmax(x, -1), t),
+            F.mse_loss(F.softmax(x, 0), x.detach()),
+            F.l1_loss(F.dropout(x, 0.5), x.detach()),
+            F.binary_cross_entropy_with_logits(x, x.detach().sigmoid(), pos_weight=pylucid.ones(4)),
+            F.embedding(idx, w).sum(),
+        ]
+        return losses
+
+    for loss in step():
+        loss.backward()
+    del loss
+    step()  # forward only: the graphs must die with their outputs
+    x.grad = w.grad = None
+    assert pylucid._C._live_counts() == base

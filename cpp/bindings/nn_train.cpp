@@ -24,8 +24,8 @@ const char* reduction_name(Reduction r) {
 }
 
 template <class N>
-py::class_<N, Node, std::shared_ptr<N>> node_class(py::module_& m, const char* name) {
-  py::class_<N, Node, std::shared_ptr<N>> c(m, name);
+py::class_<N, Node, std::shared_ptr<N>> node_class(py::module_& m, const char* name, const char* doc) {
+  py::class_<N, Node, std::shared_ptr<N>> c(m, name, doc);
   c.def_property_readonly_static("schema_v1", [](py::object) { return N::schema_v1; });
   return c;
 }
@@ -36,9 +36,9 @@ void loss_node(py::class_<N, Node, std::shared_ptr<N>>& c) {
 }
 
 template <bool Log>
-void softmax_node(py::module_& m, const char* name) {
+void softmax_node(py::module_& m, const char* name, const char* doc) {
   using N = SoftmaxBackwardT<Log>;
-  node_class<N>(m, name)
+  node_class<N>(m, name, doc)
       .def_property_readonly("dim", [](const N& n) { return n.dim_; })
       .def_property_readonly("saved_result", [](const N& n) { return n.saved_[0]; });
 }
@@ -94,29 +94,43 @@ LUCID_BINDING(nn_train, 21) {
   }, py::arg("input").none(false), py::arg("p"), py::arg("training"));
 
   // ---- backward nodes ----
-  softmax_node<false>(m, "SoftmaxBackward");
-  softmax_node<true>(m, "LogSoftmaxBackward");
-  auto ce = node_class<CrossEntropyBackward>(m, "CrossEntropyBackward");
+  softmax_node<false>(m, "SoftmaxBackward",
+                      "Backward of softmax: dx = y * (g - sum(g * y)) along `dim`, from the saved output.");
+  softmax_node<true>(m, "LogSoftmaxBackward",
+                     "Backward of log_softmax: dx = g - exp(y) * sum(g) along `dim`, from the saved output.");
+  auto ce = node_class<CrossEntropyBackward>(
+      m, "CrossEntropyBackward",
+      "Backward of cross_entropy: (softmax - smoothed onehot) * weight, from the saved input and its "
+      "per-position logsumexp (`saved_lse`).");
   loss_node(ce);
   ce.def_property_readonly("saved_lse", [](const CrossEntropyBackward& n) { return n.saved_lse_; })
       .def_property_readonly("ignore_index", [](const CrossEntropyBackward& n) { return n.ignore_index_; })
       .def_property_readonly("label_smoothing", [](const CrossEntropyBackward& n) { return n.label_smoothing_; });
-  auto nll = node_class<NllLossBackward>(m, "NllLossBackward");
+  auto nll = node_class<NllLossBackward>(
+      m, "NllLossBackward", "Backward of nll_loss: -weight[target] at each target class, 0 elsewhere.");
   loss_node(nll);
   nll.def_property_readonly("ignore_index", [](const NllLossBackward& n) { return n.ignore_index_; });
-  auto mse = node_class<MseLossBackward>(m, "MseLossBackward");
+  auto mse = node_class<MseLossBackward>(
+      m, "MseLossBackward", "Backward of mse_loss: 2 (input - target) for the input, its negative for the target.");
   loss_node(mse);
-  auto l1 = node_class<L1LossBackward>(m, "L1LossBackward");
+  auto l1 = node_class<L1LossBackward>(
+      m, "L1LossBackward", "Backward of l1_loss: sign(input - target) (0 at equality), negated for the target.");
   loss_node(l1);
-  auto bce = node_class<BinaryCrossEntropyWithLogitsBackward>(m, "BinaryCrossEntropyWithLogitsBackward");
+  auto bce = node_class<BinaryCrossEntropyWithLogitsBackward>(
+      m, "BinaryCrossEntropyWithLogitsBackward",
+      "Backward of binary_cross_entropy_with_logits for input, target, weight and pos_weight.");
   loss_node(bce);
-  node_class<EmbeddingBackward>(m, "EmbeddingBackward")
+  node_class<EmbeddingBackward>(
+      m, "EmbeddingBackward",
+      "Backward of embedding: scatter-adds the rows of the gradient into a dense gradient of the weight "
+      "(the padding_idx row gets none).")
       .def_property_readonly("num_weights", [](const EmbeddingBackward& n) { return n.num_weights_; })
       .def_property_readonly("padding_idx", [](const EmbeddingBackward& n) -> py::object {
         return n.padding_idx_ < 0 ? py::none() : py::cast(n.padding_idx_);
       })
       .def_property_readonly("saved_indices", [](const EmbeddingBackward& n) { return n.saved_[0]; });
-  node_class<DropoutBackward>(m, "DropoutBackward")
+  node_class<DropoutBackward>(m, "DropoutBackward",
+                              "Backward of dropout: the gradient times the saved mask and `scale` = 1 / (1 - p).")
       .def_property_readonly("scale", [](const DropoutBackward& n) { return n.scale_; })
       .def_property_readonly("saved_mask", [](const DropoutBackward& n) { return n.saved_[0]; });
 }
