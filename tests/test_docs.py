@@ -48,7 +48,7 @@ def test_docstring_examples_run():
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     n = 0
     for mod in [pylucid, *_modules()]:
-        for test in finder.find(mod, mod.__name__, globs={"pylucid": pylucid, "pl": pylucid}):
+        for test in finder.find(mod, mod.__name__, extraglobs={"pylucid": pylucid, "pl": pylucid}):
             if test.examples:
                 pylucid.manual_seed(0)
                 runner.run(test)
@@ -79,7 +79,7 @@ def test_rms_norm_backward_page_matches_code():
     """Guards against the C++ node's page naming members that do not exist."""
     page = (DOCS / "rms_norm_backward.rst").read_text()
     header = (ROOT / "cpp" / "ops" / "rms_norm.h").read_text()
-    cpp_members = re.findall(r"^``([A-Za-z_]+)[`(]", page, flags=re.M)
+    cpp_members = re.findall(r"^``(\w+)[`(]", page, flags=re.M)
     assert {"schema_v1", "saved_rstd_", "outer_", "N_", "forward", "apply"} <= set(cpp_members)
     for m in cpp_members:
         assert re.search(rf"\b{m}\b", header), f"rms_norm.h has no member {m}"

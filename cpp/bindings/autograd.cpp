@@ -12,7 +12,7 @@ LUCID_BINDING(autograd, 1) {
       .value("KeepInput", AmpPolicy::KeepInput)
       .value("ForceFP32", AmpPolicy::ForceFP32);
 
-  py::class_<OpSchema>(m, "OpSchema")
+  py::class_<OpSchema>(m, "OpSchema", "What an op declares once: name, version, amp_policy (its behaviour under autocast) and produces_grad (whether it records a backward node).")
       .def_property_readonly("name", [](const OpSchema& s) { return std::string(s.name); })
       .def_readonly("version", &OpSchema::version)
       .def_readonly("amp_policy", &OpSchema::amp_policy)
@@ -33,7 +33,7 @@ LUCID_BINDING(autograd, 1) {
   });
   m.def("_schemas", []() { return all_schemas(); });
 
-  py::class_<Node, NodePtr>(m, "Node")
+  py::class_<Node, NodePtr>(m, "Node", "A backward node of the autograd graph (a tensor's grad_fn): name(), schema, next_functions.")
       .def("name", &Node::name)
       .def_property_readonly("schema", [](const Node& n) -> py::object {
         return n.schema() ? py::cast(*n.schema()) : py::none();
@@ -45,7 +45,7 @@ LUCID_BINDING(autograd, 1) {
       })
       .def("__repr__", [](const Node& n) { return str("<", n.name(), ">"); });
 
-  py::class_<AccumulateGrad, Node, std::shared_ptr<AccumulateGrad>>(m, "AccumulateGrad")
+  py::class_<AccumulateGrad, Node, std::shared_ptr<AccumulateGrad>>(m, "AccumulateGrad", "The node at a leaf: adds the incoming gradient into variable.grad.")
       .def_readonly("variable", &AccumulateGrad::variable);
 
   m.def("_live_counts", []() {

@@ -20,13 +20,13 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "pylucid's C++ core";
   // LucidError is a RuntimeError; the specific errors also derive from the builtin a Python
   // caller would catch for that kind of mistake.
-  static PyObject* lucid_error = PyErr_NewException("pylucid.LucidError", PyExc_RuntimeError, nullptr);
-  static PyObject* shape_mismatch = PyErr_NewException(
-      "pylucid.ShapeMismatch", py::make_tuple(py::handle(lucid_error), py::handle(PyExc_ValueError)).release().ptr(), nullptr);
-  static PyObject* dtype_mismatch = PyErr_NewException(
-      "pylucid.DtypeMismatch", py::make_tuple(py::handle(lucid_error), py::handle(PyExc_TypeError)).release().ptr(), nullptr);
-  static PyObject* index_error = PyErr_NewException(
-      "pylucid.IndexOutOfRange", py::make_tuple(py::handle(lucid_error), py::handle(PyExc_IndexError)).release().ptr(), nullptr);
+  static PyObject* lucid_error = PyErr_NewExceptionWithDoc("pylucid.LucidError", "Base of every pylucid error (a RuntimeError); the message names the op, what it got and what it expected.", PyExc_RuntimeError, nullptr);
+  static PyObject* shape_mismatch = PyErr_NewExceptionWithDoc(
+      "pylucid.ShapeMismatch", "Shapes that do not fit the op (also a ValueError).", py::make_tuple(py::handle(lucid_error), py::handle(PyExc_ValueError)).release().ptr(), nullptr);
+  static PyObject* dtype_mismatch = PyErr_NewExceptionWithDoc(
+      "pylucid.DtypeMismatch", "A dtype or argument type the op does not accept (also a TypeError).", py::make_tuple(py::handle(lucid_error), py::handle(PyExc_TypeError)).release().ptr(), nullptr);
+  static PyObject* index_error = PyErr_NewExceptionWithDoc(
+      "pylucid.IndexOutOfRange", "An index or dim outside its range (also an IndexError).", py::make_tuple(py::handle(lucid_error), py::handle(PyExc_IndexError)).release().ptr(), nullptr);
   m.attr("LucidError") = py::handle(lucid_error);
   m.attr("ShapeMismatch") = py::handle(shape_mismatch);
   m.attr("DtypeMismatch") = py::handle(dtype_mismatch);

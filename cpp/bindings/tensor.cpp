@@ -180,7 +180,10 @@ LUCID_BINDING(tensor, 0) {
       .def_property_readonly("itemsize", [](DType d) { return itemsize(d); });
   m.def("promote_types", &promote_types);
 
-  py::class_<TensorImpl, TensorImplPtr> T(m, "Tensor");
+  py::class_<TensorImpl, TensorImplPtr> T(m, "Tensor",
+      "A strided n-d array of one dtype on shared storage, with autograd fields (requires_grad, grad, "
+      "grad_fn). Create tensors with pylucid.tensor, zeros, randn, from_numpy, ...; Tensor(data, "
+      "requires_grad) makes a leaf sharing data's memory.");
   T.def(py::init([](const TensorImplPtr& data, bool requires_grad) {
           auto t = make_view(data, data->shape, data->strides, data->offset);
           if (requires_grad)

@@ -230,6 +230,31 @@ def from_dlpack(obj):
     return _C._from_numpy(_np.from_dlpack(obj))
 
 
+def _all(input, dim=None, keepdim=False):
+    """True where every element (along ``dim``) is nonzero; a bool tensor.
+
+    >>> tensor([[1, 0], [2, 3]]).all(dim=1).tolist()
+    [False, True]
+    """
+    zeros = input == 0
+    return (zeros.sum() if dim is None else zeros.sum(dim, keepdim)) == 0
+
+
+def _any(input, dim=None, keepdim=False):
+    """True where some element (along ``dim``) is nonzero; a bool tensor.
+
+    >>> tensor([[1, 0], [0, 0]]).any(dim=1).tolist()
+    [True, False]
+    """
+    nonzero = input != 0
+    return (nonzero.sum() if dim is None else nonzero.sum(dim, keepdim)) > 0
+
+
+globals()["all"] = _all
+globals()["any"] = _any
+__all__ += ["all", "any"]
+
+
 # ---- Tensor methods written in Python --------------------------------------------------------
 
 def _numpy_for_display(t):
@@ -321,6 +346,8 @@ def _as(dt):
     return conv
 
 
+Tensor.all = _all
+Tensor.any = _any
 Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
 Tensor.tolist = _tolist

@@ -14,4 +14,7 @@ for _name in dir(_C):
     _obj = getattr(_C, _name)
     if isinstance(_obj, type) and issubclass(_obj, _C.Node):
         globals()[_name] = _obj
+        if not (_obj.__doc__ or "").strip():
+            _obj.__doc__ = (f"Autograd node ``{_name}``: the backward of the op that records it as a "
+                            "tensor's grad_fn (its ``schema`` names the op).")
 del _name, _obj
