@@ -47,13 +47,16 @@ constexpr int64_t kSerialWork = int64_t(1) << 16;  // elements: below this a par
 constexpr int64_t kChunkWork = int64_t(1) << 15;   // elements per chunk, at least
 constexpr int64_t kMaxChunks = 32;                 // bounds the d_gamma scratch to 32 rows
 
+// Chunks are handed out dynamically: on a shared machine a descheduled thread's chunks go to
+// the others instead of stalling the whole op. Results stay reproducible because partial sums
+// belong to chunks (fixed by the shape), not to threads.
 template <class F>
 void for_chunks(int64_t chunks, F&& f) {
   if (chunks <= 1) {
     f(int64_t(0));
     return;
   }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 1)
   for (int64_t c = 0; c < chunks; ++c) f(c);
 }
 inline int64_t chunk_begin(int64_t c, int64_t chunks, int64_t rows) { return rows * c / chunks; }
