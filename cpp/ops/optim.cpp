@@ -69,7 +69,7 @@ TensorList sgd_(const TensorList& params, const TensorList& grads, TensorList bu
     const auto& p = params[i];
     auto g = grad_for(p, grads[i]);
     bool init = use_mom && !bufs[i];
-    if (init) bufs[i] = empty(p->shape, p->dtype);
+    if (init) bufs[i] = full(p->shape, 0.0, p->dtype);  // the kernel reads before it selects
     Target tp(p), tb(use_mom ? bufs[i] : nullptr);
     kernels::sgd_update(p->dtype, p->numel(), tp.ptr(), g->raw(), tb.ptr(), init, o);
     tp.done();

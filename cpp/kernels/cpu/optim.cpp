@@ -5,75 +5,91 @@
 #include <limits>
 #include <type_traits>
 
+#include <omp.h>
+
 #include "kernels/cpu/loops.h"
 
 namespace lucid::kernels {
 
 namespace {
 
-// Runs body(i) for i in [0, n), split over threads when the tensor is large enough to repay it.
+// Runs body(lo, hi) over [0, n): one call when small, else one contiguous chunk per thread.
+// Each kernel's inner loop is then a plain loop over local restrict pointers, which vectorizes.
 template <class F>
-inline void for_each_index(int64_t n, F body) {
+inline void parallel_ranges(int64_t n, F body) {
   if (n < 2 * kParallelGrain) {
-    for (int64_t i = 0; i < n; ++i) body(i);
+    body(int64_t(0), n);
     return;
   }
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) body(i);
+#pragma omp parallel
+  {
+    int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    int64_t chunk = (n + nt - 1) / nt, lo = std::min(n, t * chunk), hi = std::min(n, lo + chunk);
+    body(lo, hi);
+  }
 }
 
-template <class T>
-void sgd_impl(int64_t n, T* param, const T* grad, T* buf, bool init_buf, const SgdStep& s) {
+// Memory accesses are unconditional so the loops vectorize: options are factors or selects of
+// computed values; the flags that decide whether a tensor is written (momentum, amsgrad), and
+// the choice of lerp formula, are template parameters.
+template <bool kMomentum, class T>
+void sgd_loop(int64_t n, T* param_, const T* grad_, T* buf_, bool init_buf, const SgdStep& s) {
   using A = acc_t<T>;
   const A wd = A(s.weight_decay), mom = A(s.momentum), one_minus_damp = A(1.0 - s.dampening),
-          neg_lr = A(-s.lr);
-  const bool use_wd = s.weight_decay != 0, use_mom = s.momentum != 0, maximize = s.maximize,
-             nesterov = s.nesterov;
-  for_each_index(n, [&](int64_t i) {
-    A p = A(param[i]);
-    A g = A(grad[i]);
-    if (maximize) g = -g;
-    if (use_wd) g = g + wd * p;
-    if (use_mom) {
-      buf[i] = T(init_buf ? g : A(buf[i]) * mom + one_minus_damp * g);
-      A b = A(buf[i]);
-      g = nesterov ? g + mom * b : b;
+          neg_lr = A(-s.lr), sign = s.maximize ? A(-1) : A(1);
+  const bool nesterov = s.nesterov;
+  parallel_ranges(n, [=](int64_t lo, int64_t hi) {
+    T* __restrict param = param_;
+    const T* __restrict grad = grad_;
+    T* __restrict buf = buf_;
+    for (int64_t i = lo; i < hi; ++i) {
+      A p = A(param[i]);
+      A g = A(grad[i]) * sign + wd * p;  // NOTE: wd * p with wd == 0 only matters for a non-finite p
+      if constexpr (kMomentum) {
+        A b = A(buf[i]);  // a new buffer is zero-filled by the op, so this read is defined
+        buf[i] = T(init_buf ? g : b * mom + one_minus_damp * g);
+        b = A(buf[i]);
+        g = nesterov ? g + mom * b : b;
+      }
+      param[i] = T(p + neg_lr * g);
     }
-    param[i] = T(p + neg_lr * g);
   });
 }
 
-template <class T>
-void adam_impl(int64_t n, T* param, const T* grad, T* exp_avg, T* exp_avg_sq, T* max_sq, const AdamStep& s) {
+template <bool kAmsgrad, bool kSmallWeight, class T>
+void adam_loop(int64_t n, T* param_, const T* grad_, T* exp_avg_, T* exp_avg_sq_, T* max_sq_, const AdamStep& s) {
   using A = acc_t<T>;
-  const A wd = A(s.weight_decay), decay = A(1.0 - s.lr * s.weight_decay);
-  const A w1 = A(1.0 - s.beta1), b2 = A(s.beta2), w2 = A(1.0 - s.beta2);
+  const bool decoupled = s.decoupled_weight_decay;
+  // Options as factors (exact: x * 1 == x, x * -1 == -x).
+  const A sign = s.maximize ? A(-1) : A(1);
+  const A l2_wd = decoupled ? A(0) : A(s.weight_decay);
+  const A decay = decoupled ? A(1.0 - s.lr * s.weight_decay) : A(1);
+  const A w1 = A(1.0 - s.beta1), one_minus_w1 = A(1) - w1, b2 = A(s.beta2), w2 = A(1.0 - s.beta2);
   const A bc2 = A(s.bc2_sqrt), eps = A(s.eps), neg_step = A(-s.step_size);
-  const bool small_w = std::abs(w1) < A(0.5);  // PyTorch's lerp picks its formula by weight
-  const bool use_wd = s.weight_decay != 0, decoupled = s.decoupled_weight_decay, maximize = s.maximize,
-             amsgrad = s.amsgrad;
-  for_each_index(n, [&](int64_t i) {
-    A p = A(param[i]);
-    A g = A(grad[i]);
-    if (maximize) g = -g;
-    if (use_wd) {
-      if (decoupled) {
-        p = p * decay;
-      } else {
-        g = g + wd * p;
+  parallel_ranges(n, [=](int64_t lo, int64_t hi) {
+    T* __restrict param = param_;
+    const T* __restrict grad = grad_;
+    T* __restrict exp_avg = exp_avg_;
+    T* __restrict exp_avg_sq = exp_avg_sq_;
+    T* __restrict max_sq = max_sq_;
+    for (int64_t i = lo; i < hi; ++i) {
+      A p = A(param[i]);
+      A g = A(grad[i]) * sign + l2_wd * p;  // NOTE: 0 * p only matters for a non-finite p
+      p = p * decay;
+      A m0 = A(exp_avg[i]);
+      A d = g - m0;
+      // PyTorch's lerp: the formula depends on whether the weight is below 0.5
+      exp_avg[i] = T(kSmallWeight ? m0 + w1 * d : g - d * one_minus_w1);
+      exp_avg_sq[i] = T(A(exp_avg_sq[i]) * b2 + w2 * g * g);
+      A m = A(exp_avg[i]), v = A(exp_avg_sq[i]);
+      if constexpr (kAmsgrad) {
+        // NOTE: std::max(a, b) would drop a NaN in b; PyTorch's maximum propagates either NaN.
+        max_sq[i] = T(v != v ? v : std::max(A(max_sq[i]), v));
+        v = A(max_sq[i]);
       }
+      A denom = std::sqrt(v) / bc2 + eps;
+      param[i] = T(p + neg_step * m / denom);
     }
-    A m0 = A(exp_avg[i]);
-    exp_avg[i] = T(small_w ? m0 + w1 * (g - m0) : g - (g - m0) * (A(1) - w1));
-    exp_avg_sq[i] = T(A(exp_avg_sq[i]) * b2 + w2 * g * g);
-    A m = A(exp_avg[i]), v = A(exp_avg_sq[i]);
-    if (amsgrad) {
-      // NOTE: std::max(a, b) would drop a NaN in b; PyTorch's maximum propagates either NaN.
-      max_sq[i] = T(v != v ? v : std::max(A(max_sq[i]), v));
-      v = A(max_sq[i]);
-    }
-    A denom = std::sqrt(v) / bc2 + eps;
-    param[i] = T(p + neg_step * m / denom);
   });
 }
 
@@ -114,17 +130,30 @@ double norm_impl(int64_t n, const T* x, double p) {
 void sgd_update(DType dtype, int64_t n, void* param, const void* grad, void* buf, bool init_buf,
                 const SgdStep& s) {
   LUCID_DISPATCH_FLOAT(dtype, "sgd", [&] {
-    sgd_impl<scalar_t>(n, static_cast<scalar_t*>(param), static_cast<const scalar_t*>(grad),
-                       static_cast<scalar_t*>(buf), init_buf, s);
+    auto* p = static_cast<scalar_t*>(param);
+    auto* g = static_cast<const scalar_t*>(grad);
+    auto* b = static_cast<scalar_t*>(buf);
+    if (s.momentum != 0) {
+      sgd_loop<true>(n, p, g, b, init_buf, s);
+    } else {
+      sgd_loop<false>(n, p, g, b, init_buf, s);
+    }
   });
 }
 
 void adam_update(DType dtype, int64_t n, void* param, const void* grad, void* exp_avg, void* exp_avg_sq,
                  void* max_exp_avg_sq, const AdamStep& s) {
   LUCID_DISPATCH_FLOAT(dtype, "adam", [&] {
-    adam_impl<scalar_t>(n, static_cast<scalar_t*>(param), static_cast<const scalar_t*>(grad),
-                        static_cast<scalar_t*>(exp_avg), static_cast<scalar_t*>(exp_avg_sq),
-                        static_cast<scalar_t*>(max_exp_avg_sq), s);
+    auto* p = static_cast<scalar_t*>(param);
+    auto* g = static_cast<const scalar_t*>(grad);
+    auto *m = static_cast<scalar_t*>(exp_avg), *v = static_cast<scalar_t*>(exp_avg_sq),
+         *vmax = static_cast<scalar_t*>(max_exp_avg_sq);
+    const bool small = std::abs(1.0 - s.beta1) < 0.5;
+    if (s.amsgrad) {
+      small ? adam_loop<true, true>(n, p, g, m, v, vmax, s) : adam_loop<true, false>(n, p, g, m, v, vmax, s);
+    } else {
+      small ? adam_loop<false, true>(n, p, g, m, v, vmax, s) : adam_loop<false, false>(n, p, g, m, v, vmax, s);
+    }
   });
 }
 
@@ -139,7 +168,9 @@ void scale_inplace(DType dtype, int64_t n, void* x, double coef) {
     using A = acc_t<scalar_t>;
     auto* v = static_cast<scalar_t*>(x);
     const A c = A(coef);
-    for_each_index(n, [&](int64_t i) { v[i] = scalar_t(A(v[i]) * c); });
+    parallel_ranges(n, [=](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) v[i] = scalar_t(A(v[i]) * c);
+    });
   });
 }
 
