@@ -613,3 +613,33 @@ def test_training_ops_leave_no_live_objects():
     step()  # forward only: the graphs must die with their outputs
     x.grad = w.grad = None
     assert pylucid._C._live_counts() == base
+
+
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_large_batches_split_over_threads(reduction):
+    """Guards against the threaded position split dropping rows or mis-adding per-thread partial
+    sums (cross_entropy with smoothing and weights, and the pointwise losses)."""
+    N, C = 3000, 40
+    x = RNG.normal(size=(N, C)) * 3
+    t = targets((N,), C, ignore=-100)
+    w = RNG.uniform(0.5, 2, size=C)
+    xl = leaf(x)
+    y = F.cross_entropy(xl, T(t), weight=T(w), reduction=reduction, label_smoothing=0.1)
+    ref = class_loss_ref(x, t, w, -100, reduction, 0.1)
+    np.testing.assert_allclose(np.asarray(y.detach()), ref, rtol=1e-10)
+    y.sum().backward()
+    p = np.exp(log_softmax_ref(x, 1))
+    valid = t != -100
+    tc = np.where(valid, t, 0)
+    onehot = np.eye(C)[tc]
+    scale = (np.ones(N) if reduction == "none" else np.full(N, 1 / (w[tc] * valid).sum())) * valid
+    expect = (0.9 * w[tc][:, None] * (p - onehot) + 0.1 / C * (p * w.sum() - w)) * scale[:, None]
+    np.testing.assert_allclose(np.asarray(xl.grad), expect, rtol=1e-9, atol=1e-15)
+    a, b = RNG.normal(size=(300, 400)), RNG.uniform(size=(300, 400))
+    for fn, ref_fn in [
+        (F.mse_loss, lambda: _reduce((a - b) ** 2, a.size, reduction)),
+        (F.binary_cross_entropy_with_logits, lambda: bce_ref(a, b, reduction=reduction)),
+    ]:
+        np.testing.assert_allclose(
+            np.asarray(fn(T(a), T(b), reduction=reduction)), ref_fn(), rtol=1e-10
+        )

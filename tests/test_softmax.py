@@ -94,16 +94,19 @@ def test_extreme_logits_do_not_overflow():
 
 
 def test_float32_exp_is_accurate_over_its_whole_range():
-    """Guards against the vectorised float exp losing accuracy anywhere in [-87, 0] (its range
-    reduction and polynomial), or not flushing far-negative inputs to exactly 0."""
-    x = np.linspace(-87.0, 0.0, 200_001).astype(np.float32)
-    pairs = np.stack([x, np.zeros_like(x)], 1)  # softmax(x, 0)[0] = exp(x) / (1 + exp(x))
-    y = np.asarray(F.softmax(pylucid.from_numpy(pairs), -1))[:, 0].astype(np.float64)
+    """Guards against the vectorised float exp (rows of >= 32) losing accuracy anywhere in
+    [-87, 0] (its range reduction and polynomial), or not giving exactly 0 for -inf / far-negative
+    inputs; and against the short-row path disagreeing with it."""
+    x = np.linspace(-87.0, 0.0, 100_001).astype(np.float32)
+    rows = np.full((x.size, 40), -np.inf, dtype=np.float32)
+    rows[:, 0], rows[:, 1], rows[:, 2] = x, 0.0, -100.0
+    y = np.asarray(F.softmax(pylucid.from_numpy(rows), -1)).astype(np.float64)
     xd = x.astype(np.float64)
-    ref = np.exp(xd) / (1 + np.exp(xd))
-    assert (np.abs(y - ref) / ref).max() < 1e-6
-    tiny = np.asarray(F.softmax(pylucid.tensor([[0.0, -90.0, -1000.0]]), -1))
-    assert tiny[0, 0] == 1.0 and tiny[0, 2] == 0.0
+    ref = np.exp(xd) / (1 + np.exp(xd) + np.exp(-100.0))
+    assert (np.abs(y[:, 0] - ref) / ref).max() < 1e-6
+    assert (y[:, 3:] == 0).all() and (y[:, 2] < 1e-37).all()
+    short = np.asarray(F.softmax(pylucid.from_numpy(rows[:, :2].copy()), -1)).astype(np.float64)
+    np.testing.assert_allclose(short[:, 0], y[:, 0], rtol=1e-6)
 
 
 def test_minus_inf_entries_and_all_minus_inf_rows():

@@ -28,26 +28,75 @@ namespace lucid::kernels {
 
 namespace {
 
-// `omp simd` only vectorises (no threads): it lets the compiler reorder the sums.
+// `omp simd` only vectorises (no threads): it lets the compiler reorder the sums. Short rows take
+// plain loops with libm's exp instead: GCC's simd reductions go through a stack lane array whose
+// narrow stores and wide reloads stall store forwarding, and one scalar exp_vec is a long chain
+// of dependent operations; either costs more than a whole 2-class row.
+constexpr int64_t kSimdMin = 32;
+
 template <class A>
 LUCID_ROW_INLINE A max_impl(const A* x, int64_t n) {
   A m = -std::numeric_limits<A>::infinity();
+  if (n < kSimdMin) {
+    for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+    return m;
+  }
 #pragma omp simd reduction(max : m)
   for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
   return m;
 }
 
+// sum_i exp(x[i] - m), optionally storing each term in e.
+template <class A, bool Store>
+LUCID_ROW_INLINE A sum_exp_impl(const A* x, int64_t n, A m, A* e) {
+  A s = 0;
+  if (n < kSimdMin) {
+    for (int64_t i = 0; i < n; ++i) {
+      const A v = std::exp(x[i] - m);
+      if constexpr (Store) e[i] = v;
+      s += v;
+    }
+    return s;
+  }
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) {
+    const A v = exp_acc(x[i] - m);
+    if constexpr (Store) e[i] = v;
+    s += v;
+  }
+  return s;
+}
+
+// sum_i a[i] * (b ? b[i] : 1)
+template <class A>
+LUCID_ROW_INLINE A dot_impl(const A* a, const A* b, int64_t n) {
+  A s = 0;
+  if (n < kSimdMin) {
+    for (int64_t i = 0; i < n; ++i) s += b ? a[i] * b[i] : a[i];
+    return s;
+  }
+  if (b) {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+  } else {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; ++i) s += a[i];
+  }
+  return s;
+}
+
 template <class A>
 LUCID_ROW_INLINE A lse_impl(const A* x, int64_t n) {
   const A m = max_impl(x, n);
-  A s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += exp_acc(x[i] - m);
-  return m + std::log(s);
+  return m + std::log(sum_exp_impl<A, false>(x, n, m, nullptr));
 }
 
 template <class A>
 LUCID_ROW_INLINE void scaled_exp_impl(const A* x, int64_t n, A shift, A scale, A* out) {
+  if (n < kSimdMin) {
+    for (int64_t i = 0; i < n; ++i) out[i] = scale * std::exp(x[i] - shift);
+    return;
+  }
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) out[i] = scale * exp_acc(x[i] - shift);
 }
@@ -57,21 +106,13 @@ LUCID_ROW_INLINE void softmax_row_impl(const A* x, A* y, int64_t n, bool log) {
   // NOTE: a NaN may be skipped by the max but then makes the sum NaN, so the whole row is NaN;
   // a row of all -inf gives (-inf) - (-inf) = NaN, as PyTorch.
   const A m = max_impl(x, n);
-  A s = 0;
   if (log) {
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) s += exp_acc(x[i] - m);
-    const A lse = m + std::log(s);
+    const A lse = m + std::log(sum_exp_impl<A, false>(x, n, m, nullptr));
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] - lse;
   } else {
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) {
-      const A e = exp_acc(x[i] - m);
-      y[i] = e;  // kept unnormalised; rescaled below without a second exp
-      s += e;
-    }
-    const A inv = A(1) / s;
+    // The terms are kept unnormalised in y and rescaled without a second exp.
+    const A inv = A(1) / sum_exp_impl<A, true>(x, n, m, y);
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) y[i] *= inv;
   }
@@ -79,15 +120,16 @@ LUCID_ROW_INLINE void softmax_row_impl(const A* x, A* y, int64_t n, bool log) {
 
 template <class A>
 LUCID_ROW_INLINE void softmax_row_backward_impl(const A* y, const A* g, A* gx, int64_t n, bool log) {
-  A s = 0;
   if (log) {
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) s += g[i];
+    const A s = dot_impl<A>(g, nullptr, n);
+    if (n < kSimdMin) {
+      for (int64_t i = 0; i < n; ++i) gx[i] = g[i] - std::exp(y[i]) * s;
+      return;
+    }
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) gx[i] = g[i] - exp_acc(y[i]) * s;
   } else {
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) s += g[i] * y[i];
+    const A s = dot_impl(g, y, n);
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) gx[i] = y[i] * (g[i] - s);
   }
@@ -128,13 +170,13 @@ void row_forward(const T* x, int64_t xs, T* y, int64_t n, bool log) {
     m = v > m ? v : m;
   }
   A s = 0;
-  for (int64_t d = 0; d < n; ++d) s += exp_acc(A(x[d * xs]) - m);
+  for (int64_t d = 0; d < n; ++d) s += std::exp(A(x[d * xs]) - m);
   if (log) {
     const A lse = m + std::log(s);
     for (int64_t d = 0; d < n; ++d) y[d] = T(A(x[d * xs]) - lse);
   } else {
     const A inv = A(1) / s;  // NOTE: recomputes exp rather than re-reading a rounded half value
-    for (int64_t d = 0; d < n; ++d) y[d] = T(exp_acc(A(x[d * xs]) - m) * inv);
+    for (int64_t d = 0; d < n; ++d) y[d] = T(std::exp(A(x[d * xs]) - m) * inv);
   }
 }
 
@@ -156,7 +198,7 @@ void block_forward(const T* x, const SoftmaxGeom& g, T* y, int64_t i0, int64_t i
   }
   for (int64_t d = 0; d < g.n; ++d) {
     const T* xr = x + d * g.xs_n + i0 * g.xs_inner;
-    for (int64_t i = 0; i < w; ++i) sm[i] += exp_acc(A(xr[i * g.xs_inner]) - mx[i]);
+    for (int64_t i = 0; i < w; ++i) sm[i] += std::exp(A(xr[i * g.xs_inner]) - mx[i]);
   }
   for (int64_t i = 0; i < w; ++i) sm[i] = log ? mx[i] + std::log(sm[i]) : A(1) / sm[i];
   for (int64_t d = 0; d < g.n; ++d) {
@@ -164,7 +206,7 @@ void block_forward(const T* x, const SoftmaxGeom& g, T* y, int64_t i0, int64_t i
     T* yr = y + d * g.inner + i0;
     for (int64_t i = 0; i < w; ++i) {
       A v = A(xr[i * g.xs_inner]);
-      yr[i] = T(log ? v - sm[i] : exp_acc(v - mx[i]) * sm[i]);
+      yr[i] = T(log ? v - sm[i] : std::exp(v - mx[i]) * sm[i]);
     }
   }
 }
@@ -183,7 +225,7 @@ void block_backward(const T* y, const T* gy, T* gx, int64_t n, int64_t inner, in
     const int64_t o = d * inner + i0;
     for (int64_t i = 0; i < w; ++i) {
       A yv = A(y[o + i]), gv = A(gy[o + i]);
-      gx[o + i] = T(log ? gv - exp_acc(yv) * acc[i] : yv * (gv - acc[i]));
+      gx[o + i] = T(log ? gv - std::exp(yv) * acc[i] : yv * (gv - acc[i]));
     }
   }
 }
@@ -235,7 +277,7 @@ void softmax_backward(const T* y, const T* gy, T* gx, int64_t outer, int64_t n, 
           A s = 0;
           if (log) {
             for (int64_t d = 0; d < n; ++d) s += A(gr[d]);
-            for (int64_t d = 0; d < n; ++d) xr[d] = T(A(gr[d]) - exp_acc(A(yr[d])) * s);
+            for (int64_t d = 0; d < n; ++d) xr[d] = T(A(gr[d]) - std::exp(A(yr[d])) * s);
           } else {
             for (int64_t d = 0; d < n; ++d) s += A(gr[d]) * A(yr[d]);
             for (int64_t d = 0; d < n; ++d) xr[d] = T(A(yr[d]) * (A(gr[d]) - s));
