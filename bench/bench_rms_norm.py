@@ -11,6 +11,10 @@ threads (numpy releases the GIL), each moving 2 x the array's bytes (read + writ
     OMP_NUM_THREADS=2 python bench/bench_rms_norm.py [--repeat 7] [--threads 2]
 
 Goal: forward >= 75% and forward + backward >= 60% of the copy bandwidth.
+
+Every call allocates its outputs, so the time includes the first touch of fresh memory (page
+faults). The "alloc" line shows that share on its own: pylucid.empty(shape).fill_(0), i.e. one
+fresh output buffer written once, reported in the same GB/s units as a 1-byte-per-byte pass.
 """
 import argparse
 import os
@@ -127,6 +131,10 @@ def main():
           + (f", torch {torch.__version__}" if torch else ", torch not installed"))
     print(f"copy bandwidth ({big / 2**20:.0f} MiB float32): numpy 1 thread {c1:.1f} GB/s, "
           f"{args.threads} threads {c2:.1f} GB/s; reference {ref:.1f} GB/s")
+    for shape in SHAPES[:1]:
+        nbytes = shape[0] * shape[1] * 4
+        ta = timed(lambda: pylucid.empty(*shape).fill_(0.0), args.repeat)
+        print(f"alloc: fresh {shape} float32 buffer + one write: {ta * 1e3:.1f} ms ({nbytes / ta / 1e9:.1f} GB/s)")
     head = f"{'shape':<14} {'pass':<8} {'pylucid ms':>10} {'GB/s':>7} {'% copy':>7}"
     if torch:
         head += f" {'torch ms':>9} {'GB/s':>7} {'% copy':>7} {'torch/pylucid':>13}"
