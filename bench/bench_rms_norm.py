@@ -29,13 +29,12 @@ args = ap.parse_args()
 # OpenMP reads the thread count when the runtime starts: set it before the extension loads.
 os.environ["OMP_NUM_THREADS"] = str(args.threads)
 
-import numpy as np  # noqa: E402
-
-import pylucid  # noqa: E402
-from pylucid.nn import functional as F  # noqa: E402
+import numpy as np
+import pylucid
+from pylucid.nn import functional as F
 
 try:
-    import torch  # noqa: E402
+    import torch
 
     torch.set_num_threads(args.threads)
 except ImportError:
@@ -133,7 +132,7 @@ def main():
           f"{args.threads} threads {c2:.1f} GB/s; reference {ref:.1f} GB/s")
     for shape in SHAPES[:1]:
         nbytes = shape[0] * shape[1] * 4
-        ta = timed(lambda: pylucid.empty(*shape).fill_(0.0), args.repeat)
+        ta = timed(lambda s=shape: pylucid.empty(*s).fill_(0.0), args.repeat)
         print(f"alloc: fresh {shape} float32 buffer + one write: {ta * 1e3:.1f} ms ({nbytes / ta / 1e9:.1f} GB/s)")
     head = f"{'shape':<14} {'pass':<8} {'pylucid ms':>10} {'GB/s':>7} {'% copy':>7}"
     if torch:
@@ -145,7 +144,7 @@ def main():
         theirs = bench_torch(shape, args.repeat) if torch else (None, None)
         for name, factor, t_mine, t_theirs in (("fwd", 2, mine[0], theirs[0]), ("fwd+bwd", 5, mine[1], theirs[1])):
             gbs = factor * nbytes / t_mine / 1e9
-            line = (f"{str(shape):<14} {name:<8} {t_mine * 1e3:>10.3f} {gbs:>7.1f} {100 * gbs / ref:>6.0f}%")
+            line = (f"{shape!s:<14} {name:<8} {t_mine * 1e3:>10.3f} {gbs:>7.1f} {100 * gbs / ref:>6.0f}%")
             if t_theirs is not None:
                 tg = factor * nbytes / t_theirs / 1e9
                 line += f" {t_theirs * 1e3:>9.3f} {tg:>7.1f} {100 * tg / ref:>6.0f}% {t_theirs / t_mine:>13.2f}"

@@ -1,9 +1,8 @@
 """The norms under autocast: ForceFP32 (half inputs computed in float32, float32 output,
 float64 never narrowed) and gradients returned to each input in its own dtype."""
 import numpy as np
-import pytest
-
 import pylucid
+import pytest
 from pylucid.nn import functional as F
 
 RNG = np.random.default_rng(4)

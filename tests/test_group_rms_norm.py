@@ -2,13 +2,11 @@
 composite, float64 gradcheck for any channel-to-group assignment, (B, C, 1) inputs, the module's
 buffers, every bad input, and the seed's formulation written in PyTorch where installed."""
 import numpy as np
-import pytest
-
 import pylucid
+import pytest
+from helpers import check_op
 from pylucid.autograd import GroupRMSNormBackward
 from pylucid.nn import functional as F
-
-from helpers import check_op
 
 RNG = np.random.default_rng(2)
 

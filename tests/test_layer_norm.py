@@ -2,13 +2,11 @@
 gradcheck with every weight/bias combination, the node's saved state, the module, bad inputs,
 and PyTorch where it is installed."""
 import numpy as np
-import pytest
-
 import pylucid
+import pytest
+from helpers import check_op
 from pylucid.autograd import LayerNormBackward
 from pylucid.nn import functional as F
-
-from helpers import check_op
 
 RNG = np.random.default_rng(3)
 
@@ -106,10 +104,10 @@ def test_module():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(normalized_shape=5), r"normalized_shape \[5\] does not match trailing dims \[4\]"),
-    (dict(normalized_shape=4, bias=pylucid.zeros(3)), r"bias shape \[3\] does not match normalized_shape \[4\]"),
-    (dict(normalized_shape=4, weight=pylucid.ones(2, 2)), r"weight shape \[2, 2\] does not match"),
-    (dict(normalized_shape=4, eps=-1.0), "eps must be >= 0"),
+    ({"normalized_shape": 5}, r"normalized_shape \[5\] does not match trailing dims \[4\]"),
+    ({"normalized_shape": 4, "bias": pylucid.zeros(3)}, r"bias shape \[3\] does not match normalized_shape \[4\]"),
+    ({"normalized_shape": 4, "weight": pylucid.ones(2, 2)}, r"weight shape \[2, 2\] does not match"),
+    ({"normalized_shape": 4, "eps": -1.0}, "eps must be >= 0"),
 ])
 def test_bad_arguments(kwargs, match):
     """Guards against mismatched parameters or a negative eps being accepted."""

@@ -4,13 +4,11 @@ where it is installed."""
 import math
 
 import numpy as np
-import pytest
-
 import pylucid
-from pylucid.autograd import RMSNormBackward, gradcheck
-from pylucid.nn import functional as F
-
+import pytest
 from helpers import check_op
+from pylucid.autograd import RMSNormBackward
+from pylucid.nn import functional as F
 
 RNG = np.random.default_rng(1)
 
@@ -284,15 +282,15 @@ def test_seed_error_message():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(normalized_shape=5), r"normalized_shape \[5\] does not match trailing dims \[4\] of input \[2, 3, 4\]"),
-    (dict(normalized_shape=(2, 3, 4, 4)), "more dims than input"),
-    (dict(normalized_shape=()), "at least one dim"),
-    (dict(normalized_shape=4, weight=pylucid.ones(5)), r"weight shape \[5\] does not match normalized_shape \[4\]"),
-    (dict(normalized_shape=4, eps=-1e-6), "eps must be >= 0"),
-    (dict(normalized_shape=4, eps=float("nan")), "eps must be >= 0"),
-    (dict(normalized_shape=4, partial_ratio=-0.1), r"partial_ratio must be in \[0, 1\]"),
-    (dict(normalized_shape=4, partial_ratio=1.5), r"partial_ratio must be in \[0, 1\]"),
-    (dict(normalized_shape=4, partial_ratio=float("nan")), r"partial_ratio must be in \[0, 1\]"),
+    ({"normalized_shape": 5}, r"normalized_shape \[5\] does not match trailing dims \[4\] of input \[2, 3, 4\]"),
+    ({"normalized_shape": (2, 3, 4, 4)}, "more dims than input"),
+    ({"normalized_shape": ()}, "at least one dim"),
+    ({"normalized_shape": 4, "weight": pylucid.ones(5)}, r"weight shape \[5\] does not match normalized_shape \[4\]"),
+    ({"normalized_shape": 4, "eps": -1e-6}, "eps must be >= 0"),
+    ({"normalized_shape": 4, "eps": float("nan")}, "eps must be >= 0"),
+    ({"normalized_shape": 4, "partial_ratio": -0.1}, r"partial_ratio must be in \[0, 1\]"),
+    ({"normalized_shape": 4, "partial_ratio": 1.5}, r"partial_ratio must be in \[0, 1\]"),
+    ({"normalized_shape": 4, "partial_ratio": float("nan")}, r"partial_ratio must be in \[0, 1\]"),
 ])
 def test_bad_arguments_raise_shape_mismatch(kwargs, match):
     """Guards against bad shapes, eps or partial_ratio being accepted (NaN slipping through a

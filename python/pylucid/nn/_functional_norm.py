@@ -12,7 +12,7 @@ import operator
 from .. import _C
 from .._C import Tensor
 
-__all__ = ["rms_norm", "group_rms_norm", "layer_norm"]
+__all__ = ["group_rms_norm", "layer_norm", "rms_norm"]
 
 
 def _shape(normalized_shape):

@@ -8,7 +8,7 @@ from .. import _functional_norm as F
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["RMSNorm", "GroupRMSNorm", "LayerNorm"]
+__all__ = ["GroupRMSNorm", "LayerNorm", "RMSNorm"]
 
 
 def _ones(shape):
