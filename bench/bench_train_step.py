@@ -18,7 +18,6 @@ import statistics
 import time
 
 import numpy as np
-
 import pylucid
 
 SHAPES = {"a": ([2, 32, 32, 2], 32), "b": ([784, 256, 256, 10], 128)}

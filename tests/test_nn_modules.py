@@ -3,9 +3,8 @@ registration, repr, state_dict strictness."""
 import math
 
 import numpy as np
-import pytest
-
 import pylucid
+import pytest
 from pylucid import nn
 from pylucid.nn import init
 

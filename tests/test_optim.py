@@ -3,9 +3,8 @@
 import math
 
 import numpy as np
-import pytest
-
 import pylucid
+import pytest
 from pylucid import nn, optim
 from pylucid.nn.utils import clip_grad_norm_, clip_grad_value_, get_total_norm
 from pylucid.optim import lr_scheduler
@@ -76,12 +75,12 @@ GRADS = [RNG.standard_normal((3, 4)) for _ in range(5)]
 P0 = RNG.standard_normal((3, 4))
 
 SGD_CASES = [
-    dict(lr=0.1),
-    dict(lr=0.1, momentum=0.9),
-    dict(lr=0.05, momentum=0.9, dampening=0.3),
-    dict(lr=0.05, momentum=0.8, nesterov=True),
-    dict(lr=0.1, momentum=0.5, weight_decay=0.01),
-    dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1, maximize=True),
+    {"lr": 0.1},
+    {"lr": 0.1, "momentum": 0.9},
+    {"lr": 0.05, "momentum": 0.9, "dampening": 0.3},
+    {"lr": 0.05, "momentum": 0.8, "nesterov": True},
+    {"lr": 0.1, "momentum": 0.5, "weight_decay": 0.01},
+    {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.1, "maximize": True},
 ]
 
 
@@ -94,12 +93,12 @@ def test_sgd_matches_reference(kw):
 
 
 ADAM_CASES = [
-    dict(lr=0.01),
-    dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6),
-    dict(lr=0.01, weight_decay=0.1),
-    dict(lr=0.01, amsgrad=True),
-    dict(lr=0.01, maximize=True, weight_decay=0.05),
-    dict(lr=0.5, betas=(0.3, 0.5)),  # beta1 < 0.5: lerp's other formula
+    {"lr": 0.01},
+    {"lr": 0.01, "betas": (0.8, 0.99), "eps": 1e-6},
+    {"lr": 0.01, "weight_decay": 0.1},
+    {"lr": 0.01, "amsgrad": True},
+    {"lr": 0.01, "maximize": True, "weight_decay": 0.05},
+    {"lr": 0.5, "betas": (0.3, 0.5)},  # beta1 < 0.5: lerp's other formula
 ]
 
 
@@ -140,11 +139,11 @@ def test_adam_one_step_moves_by_lr():
 # ---- against torch.optim -----------------------------------------------------------------------
 
 TORCH_CASES = [
-    ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.01)),
-    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
-    ("Adam", dict(lr=0.01, weight_decay=0.01)),
-    ("Adam", dict(lr=0.01, amsgrad=True)),
-    ("AdamW", dict(lr=0.01, weight_decay=0.1)),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
+    ("Adam", {"lr": 0.01, "weight_decay": 0.01}),
+    ("Adam", {"lr": 0.01, "amsgrad": True}),
+    ("AdamW", {"lr": 0.01, "weight_decay": 0.1}),
 ]
 
 
@@ -331,9 +330,9 @@ def _train(opt_cls, steps, params, grads_seq, opt=None, **kw):
     return opt
 
 
-@pytest.mark.parametrize("opt_cls,kw", [(optim.Adam, dict(lr=0.01, amsgrad=True)),
-                                        (optim.SGD, dict(lr=0.05, momentum=0.9)),
-                                        (optim.AdamW, dict(lr=0.01))])
+@pytest.mark.parametrize("opt_cls,kw", [(optim.Adam, {"lr": 0.01, "amsgrad": True}),
+                                        (optim.SGD, {"lr": 0.05, "momentum": 0.9}),
+                                        (optim.AdamW, {"lr": 0.01})])
 def test_state_dict_resume_is_exact(opt_cls, kw):
     """Guards against a resumed run diverging from an uninterrupted one (lost step counts or
     momentum, or state aliased between the two optimizers)."""
@@ -436,7 +435,7 @@ def test_step_lambda_cosine_schedules():
 
 def test_cosine_with_warmup():
     """Guards against a warmup that starts at base_lr or a decay that ends above zero."""
-    make = lambda o: lr_scheduler.get_cosine_schedule_with_warmup(o, 3, 11)  # noqa: E731
+    make = lambda o: lr_scheduler.get_cosine_schedule_with_warmup(o, 3, 11)
     lrs, _ = _lrs(make, 12, lr=0.6)
     assert lrs[:4] == pytest.approx([0.0, 0.2, 0.4, 0.6])
     assert lrs[7] == pytest.approx(0.3) and lrs[11] == pytest.approx(0.0, abs=1e-12)

@@ -6,9 +6,8 @@ import struct
 from collections import OrderedDict
 
 import numpy as np
-import pytest
-
 import pylucid
+import pytest
 from pylucid import nn, optim
 
 RNG = np.random.default_rng(3)
@@ -59,8 +58,8 @@ def test_int_bool_and_shapes_round_trip(tmp_path):
     pylucid.save(obj, tmp_path / "x")
     out = pylucid.load(tmp_path / "x")
     assert list(out) == list(obj)
-    for k in obj:
-        assert out[k].dtype == obj[k].dtype and out[k].shape == obj[k].shape
+    for k, t in obj.items():
+        assert out[k].dtype == t.dtype and out[k].shape == t.shape
     assert out["i"].tolist() == obj["i"].tolist() and out["b"].tolist() == [[True, False, True]]
     assert out["scalar"].item() == 3.5
 
@@ -138,8 +137,8 @@ def test_interop_with_safetensors_package(tmp_path):
            "m": pylucid.tensor([True, False])}
     pylucid.save(obj, tmp_path / "ours")
     theirs = st.load_file(str(tmp_path / "ours"))
-    for k in obj:
-        np.testing.assert_array_equal(theirs[k], obj[k].numpy())
+    for k, t in obj.items():
+        np.testing.assert_array_equal(theirs[k], t.numpy())
     st.save_file({"x": np.arange(6, dtype=np.int32).reshape(2, 3), "y": np.ones(2, np.float64)},
                  str(tmp_path / "theirs"))
     out = pylucid.load(tmp_path / "theirs")

@@ -1,8 +1,7 @@
 """End-to-end training: short runs whose loss must fall, and checkpoint/resume exactness."""
 import numpy as np
-import pytest
-
 import pylucid
+import pytest
 from pylucid import nn, optim
 from pylucid.nn import functional as F
 from pylucid.optim import lr_scheduler

@@ -52,7 +52,7 @@ import numpy as np
 from . import _C
 from ._C import Tensor, dtype
 
-__all__ = ["save", "load"]
+__all__ = ["load", "save"]
 
 _CODE = {dtype.float16: "F16", dtype.bfloat16: "BF16", dtype.float32: "F32", dtype.float64: "F64",
          dtype.int64: "I64", dtype.bool: "BOOL"}

@@ -7,7 +7,8 @@ variant starts from identical weights and sees identical batches; only the norm 
 
     python -m pylucid.examples.norms [--steps 150] [--seed 0] [--plot norms.png]
 
-Prints a table of time per training step, final training loss and held-out accuracy.
+Prints a table of time per training step, time of the norm layer alone (forward + backward),
+final training loss and held-out accuracy.
 """
 import time
 
@@ -51,6 +52,20 @@ def build(norm, dim, width, depth, n_classes):
     return nn.Sequential(*layers)
 
 
+def norm_cost(norm, batch, width, seed, reps=200):
+    """Median microseconds of one forward + backward of the norm layer alone on (batch, width)."""
+    pylucid.manual_seed(seed)
+    layer = VARIANTS[norm](width)
+    x = pylucid.randn(batch, width, requires_grad=True)
+    g = pylucid.randn(batch, width)
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        layer(x).backward(g)
+        times.append(time.perf_counter() - t0)
+    return 1e6 * float(np.median(times[reps // 10:]))
+
+
 def run(norm, args, data):
     xtr, ytr, xte, yte = data
     pylucid.manual_seed(args.seed)  # same initial weights for every variant
@@ -78,7 +93,7 @@ def run(norm, args, data):
     warm = times[min(5, len(times) - 1):]  # the first steps allocate state
     tail = [v for _, v in losses[-max(1, args.steps // 10):]]
     return {"ms_per_step": 1e3 * float(np.median(warm)), "final_loss": float(np.mean(tail)),
-            "accuracy": acc, "losses": losses}
+            "accuracy": acc, "norm_us": norm_cost(norm, args.batch, args.width, args.seed), "losses": losses}
 
 
 def main(argv=None):
@@ -89,17 +104,21 @@ def main(argv=None):
     args = p.parse_args(argv)
     check_args(args)
     banner("norms", args)
-    arrays = make_task(args.seed, 4096, 1024)
+    arrays = make_task(args.seed, 32768, 2048)
     data = tuple(pylucid.tensor(a) for a in arrays)
     results = {name: run(name, args, data) for name in VARIANTS}
 
     print(f"\nMLP {args.depth}x{args.width}, batch {args.batch}, {args.steps} Adam steps "
           f"(loss: mean of the last 10% of steps)")
-    print(f"{'norm':<18}{'ms/step':>9}{'vs RMSNorm':>12}{'final loss':>12}{'accuracy':>10}")
-    base = results["RMSNorm"]["ms_per_step"]
+    print(f"{'norm':<18}{'ms/step':>9}{'vs RMSNorm':>12}{'norm us':>9}{'vs RMSNorm':>12}{'final loss':>12}"
+          f"{'accuracy':>10}")
+    base = results["RMSNorm"]
     for name, r in results.items():
-        print(f"{name:<18}{r['ms_per_step']:>9.2f}{r['ms_per_step'] / base:>11.2f}x{r['final_loss']:>12.4f}"
+        print(f"{name:<18}{r['ms_per_step']:>9.2f}{r['ms_per_step'] / base['ms_per_step']:>11.2f}x"
+              f"{r['norm_us']:>9.1f}{r['norm_us'] / base['norm_us']:>11.2f}x{r['final_loss']:>12.4f}"
               f"{100 * r['accuracy']:>9.1f}%")
+    print("(ms/step: a whole training step; norm us: the norm layer's forward + backward alone on one "
+          f"({args.batch}, {args.width}) activation)")
     if args.plot:
         plot_curves(args.plot, {k: r["losses"] for k, r in results.items()}, "norms: same MLP, three norms")
     return {k: {kk: v for kk, v in r.items() if kk != "losses"} for k, r in results.items()}

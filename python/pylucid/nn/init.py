@@ -18,8 +18,17 @@ from .. import _C
 from ..autograd.grad_mode import no_grad
 
 __all__ = [
-    "calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
-    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+    "calculate_gain",
+    "constant_",
+    "eye_",
+    "kaiming_normal_",
+    "kaiming_uniform_",
+    "normal_",
+    "ones_",
+    "uniform_",
+    "xavier_normal_",
+    "xavier_uniform_",
+    "zeros_",
 ]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

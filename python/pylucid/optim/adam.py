@@ -39,8 +39,8 @@ class Adam(Optimizer):
             raise _C.LucidError(f"{name}: invalid betas {betas!r}: both must be in [0, 1)")
         if weight_decay < 0:
             raise _C.LucidError(f"{name}: invalid weight_decay value: {weight_decay}")
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                        maximize=maximize)
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
+                        "maximize": maximize}
         super().__init__(params, defaults)
 
     def _init_state(self, p, amsgrad):

@@ -26,8 +26,14 @@ import math
 from .. import _C
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "CosineAnnealingLR", "CosineWarmupLR",
-           "get_cosine_schedule_with_warmup"]
+__all__ = [
+    "CosineAnnealingLR",
+    "CosineWarmupLR",
+    "LRScheduler",
+    "LambdaLR",
+    "StepLR",
+    "get_cosine_schedule_with_warmup",
+]
 
 
 class LRScheduler:

@@ -34,8 +34,8 @@ class SGD(Optimizer):
             raise _C.LucidError(f"SGD: invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise _C.LucidError("SGD: nesterov momentum requires a momentum and zero dampening")
-        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                        nesterov=nesterov, maximize=maximize)
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
+                        "nesterov": nesterov, "maximize": maximize}
         super().__init__(params, defaults)
 
     def step(self, closure=None):

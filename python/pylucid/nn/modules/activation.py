@@ -3,7 +3,7 @@ from ... import _C
 from .. import functional as F
 from ..module import Module
 
-__all__ = ["ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"]
+__all__ = ["GELU", "LogSoftmax", "ReLU", "SiLU", "Sigmoid", "Softmax", "Tanh"]
 
 
 class ReLU(Module):

@@ -6,7 +6,7 @@ from collections import OrderedDict
 from ... import _C
 from ..module import Module
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["ModuleDict", "ModuleList", "Sequential"]
 
 
 def _index(idx, n, cls):

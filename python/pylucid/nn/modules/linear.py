@@ -7,7 +7,7 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["Identity", "Linear", "Flatten"]
+__all__ = ["Flatten", "Identity", "Linear"]
 
 
 class Identity(Module):

@@ -5,7 +5,7 @@ from ... import _C
 from .. import functional as F
 from ..module import Module
 
-__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCEWithLogitsLoss"]
+__all__ = ["BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
