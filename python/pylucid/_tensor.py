@@ -153,7 +153,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
     if end is None:
         start, end = 0, start
     if dtype is None:
-        dtype = int64 if all(isinstance(v, int) for v in (start, end, step)) else float32
+        dtype = int64 if _builtins.all(isinstance(v, int) for v in (start, end, step)) else float32
     t = _C._arange(_builtins.float(start), _builtins.float(end), _builtins.float(step), dtype)
     return t.requires_grad_(True) if requires_grad else t
 
