@@ -1,12 +1,11 @@
-// Optimizer update kernels over one contiguous tensor of n elements (the ops in ops/optim.cpp
-// call them once per parameter of a group). Formulas follow PyTorch's single-tensor paths:
-//   SGD:  g' = g + wd*p; buf = init ? g' : momentum*buf + (1-dampening)*g';
-//         d = nesterov ? g' + momentum*buf : buf (or g' without momentum); p -= lr*d
-//   Adam: g' = g + wd*p (AdamW instead: p *= 1 - lr*wd); m += (1-b1)*(g'-m);
+// Optimizer updates of one contiguous tensor, in PyTorch's single-tensor formulas and order:
+//   SGD:  g' = g + wd*p; buf = first ? g' : momentum*buf + (1-dampening)*g';
+//         p -= lr * (nesterov ? g' + momentum*buf : buf)   (p -= lr*g' without momentum)
+//   Adam: g' = g + wd*p (AdamW: p *= 1 - lr*wd instead); m += (1-b1)*(g'-m);
 //         v = b2*v + (1-b2)*g'^2; p -= step_size * m / (sqrt(v)/bc2_sqrt + eps)
-// Arithmetic runs in acc_t<T>, in PyTorch's operation order; only the stored values (param and
-// state) are rounded to T. NOTE: PyTorch also rounds its temporaries to T for half types, so its
-// float16 Adam turns eps=1e-8 into 0 and divides by zero where v underflows; we don't.
+// Math in acc_t<T>; only stored values (param, state) round to T. NOTE: PyTorch also rounds its
+// half-precision temporaries, so its float16 Adam makes eps=1e-8 zero and divides by it; we don't.
+// g + wd*p is computed even for wd == 0 (PyTorch skips it): the same result for any finite p.
 #pragma once
 #include <cstdint>
 

@@ -31,7 +31,7 @@ class _PlainBar:
         self.postfix = ""
         self.start = self.last = time.perf_counter()
 
-    def set_postfix_str(self, s):
+    def set_postfix_str(self, s, refresh=True):
         self.postfix = s
 
     def update(self, n=1):
@@ -59,7 +59,7 @@ class _NoBar:
     def __init__(self, *a, **k):
         pass
 
-    def set_postfix_str(self, s):
+    def set_postfix_str(self, s, refresh=True):
         pass
 
     def update(self, n=1):
@@ -98,6 +98,8 @@ def plot_curves(path, curves, title, ylabel="loss"):
         ax.plot(xs, ys, label=label, linewidth=1.2)
     ax.set_xlabel("step")
     ax.set_ylabel(ylabel)
+    if all(y > 0 for pts in curves.values() for _, y in pts):
+        ax.set_yscale("log")  # losses span decades; a log axis keeps the late steps readable
     ax.set_title(title)
     ax.grid(alpha=0.3)
     if len(curves) > 1:

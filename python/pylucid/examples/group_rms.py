@@ -73,7 +73,7 @@ def train(model, args, data, label):
         opt.step()
         sched.step()
         losses.append((step, loss.item()))
-        bar.set_postfix_str(f"loss={losses[-1][1]:.4f}")
+        bar.set_postfix_str(f"loss={losses[-1][1]:.4f}", refresh=False)
         bar.update()
     bar.close()
     model.eval()

@@ -84,7 +84,7 @@ def run(norm, args, data):
         opt.step()
         times.append(time.perf_counter() - t0)
         losses.append((step, loss.item()))
-        bar.set_postfix_str(f"loss={losses[-1][1]:.4f}")
+        bar.set_postfix_str(f"loss={losses[-1][1]:.4f}", refresh=False)
         bar.update()
     bar.close()
     model.eval()

@@ -84,7 +84,7 @@ def main(argv=None):
         opt.step()
         sched.step()
         losses.append((step, loss.item()))
-        bar.set_postfix_str(f"loss={losses[-1][1]:.4f}")
+        bar.set_postfix_str(f"loss={losses[-1][1]:.4f}", refresh=False)
         bar.update()
     bar.close()
     elapsed = time.perf_counter() - t0
