@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/autocast.h"
+#include "kernels/cpu/vmath.h"
 #include "ops/binary.h"
 #include "ops/op_utils.h"
 
@@ -36,7 +37,10 @@ struct ExpOp {
   static constexpr const char *kName = "exp", *kNode = "ExpBackward";
   static constexpr Domain kDomain = Domain::FloatPromote;
   static constexpr Saves kSaves = Saves::Output;
-  template <class A> A f(A x) const { return std::exp(x); }
+  template <class A> A f(A x) const {
+    if constexpr (std::is_same_v<A, float>) return kernels::exp_f32(x);
+    else return std::exp(x);
+  }
   template <class A> A df(A g, A y) const { return g * y; }
 };
 struct LogOp {
@@ -74,18 +78,26 @@ struct CosOp {
   template <class A> A f(A x) const { return std::cos(x); }
   template <class A> A df(A g, A x) const { return -g * std::sin(x); }
 };
+template <class A> A fast_tanh(A x) {
+  if constexpr (std::is_same_v<A, float>) return kernels::tanh_f32(x);
+  else return std::tanh(x);
+}
 struct TanhOp {
   static constexpr const char *kName = "tanh", *kNode = "TanhBackward";
   static constexpr Domain kDomain = Domain::FloatPromote;
   static constexpr Saves kSaves = Saves::Output;
-  template <class A> A f(A x) const { return std::tanh(x); }
+  template <class A> A f(A x) const { return fast_tanh(x); }
   template <class A> A df(A g, A y) const { return g * (A(1) - y * y); }
 };
 // NOTE: 1 / (1 + exp(-x)) overflows exp for x << 0; the two-branch form never does.
 template <class A> A stable_sigmoid(A x) {
-  if (x >= A(0)) return A(1) / (A(1) + std::exp(-x));
-  A e = std::exp(x);
-  return e / (A(1) + e);
+  if constexpr (std::is_same_v<A, float>) {
+    return kernels::sigmoid_f32(x);  // the same two branches, vectorisable
+  } else {
+    if (x >= A(0)) return A(1) / (A(1) + std::exp(-x));
+    A e = std::exp(x);
+    return e / (A(1) + e);
+  }
 }
 struct SigmoidOp {
   static constexpr const char *kName = "sigmoid", *kNode = "SigmoidBackward";
@@ -101,27 +113,31 @@ struct ReluOp {
   template <class A> A f(A x) const { return x < A(0) ? A(0) : x; }  // NaN stays NaN
   template <class A> A df(A g, A y) const { return y > A(0) ? g : A(0); }
 };
-struct GeluOp {
+// Two op types (exact and tanh form) so that each inner loop is branch-free; one schema "gelu".
+template <bool Tanh>
+struct GeluOpT {
   static constexpr const char *kName = "gelu", *kNode = "GeluBackward";
   static constexpr Domain kDomain = Domain::Float;
   static constexpr Saves kSaves = Saves::Input;
-  bool tanh_approx = false;
   static constexpr double kSqrt2OverPi = 0.79788456080286535588, kInvSqrt2 = 0.70710678118654752440,
                           kInvSqrt2Pi = 0.39894228040143267794, kCubic = 0.044715;
   template <class A> A f(A x) const {
-    if (tanh_approx) return A(0.5) * x * (A(1) + std::tanh(A(kSqrt2OverPi) * (x + A(kCubic) * x * x * x)));
-    return A(0.5) * x * (A(1) + std::erf(x * A(kInvSqrt2)));
+    if constexpr (Tanh) return A(0.5) * x * (A(1) + fast_tanh(A(kSqrt2OverPi) * (x + A(kCubic) * x * x * x)));
+    else return A(0.5) * x * (A(1) + std::erf(x * A(kInvSqrt2)));
   }
   template <class A> A df(A g, A x) const {
-    if (tanh_approx) {
-      A t = std::tanh(A(kSqrt2OverPi) * (x + A(kCubic) * x * x * x));
+    if constexpr (Tanh) {
+      A t = fast_tanh(A(kSqrt2OverPi) * (x + A(kCubic) * x * x * x));
       A du = A(kSqrt2OverPi) * (A(1) + A(3 * kCubic) * x * x);
       return g * (A(0.5) * (A(1) + t) + A(0.5) * x * (A(1) - t * t) * du);
+    } else {
+      A cdf = A(0.5) * (A(1) + std::erf(x * A(kInvSqrt2)));
+      return g * (cdf + x * A(kInvSqrt2Pi) * std::exp(A(-0.5) * x * x));
     }
-    A cdf = A(0.5) * (A(1) + std::erf(x * A(kInvSqrt2)));
-    return g * (cdf + x * A(kInvSqrt2Pi) * std::exp(A(-0.5) * x * x));
   }
 };
+using GeluOp = GeluOpT<false>;
+using GeluTanhOp = GeluOpT<true>;
 struct SiluOp {
   static constexpr const char *kName = "silu", *kNode = "SiluBackward";
   static constexpr Domain kDomain = Domain::Float;
@@ -192,6 +208,8 @@ LUCID_UNARY_SCHEMA(TanhOp, "tanh", KeepInput)
 LUCID_UNARY_SCHEMA(SigmoidOp, "sigmoid", KeepInput)
 LUCID_UNARY_SCHEMA(ReluOp, "relu", KeepInput)
 LUCID_UNARY_SCHEMA(GeluOp, "gelu", KeepInput)
+template <>
+const OpSchema& UnaryBackward<GeluTanhOp>::schema_v1 = UnaryBackward<GeluOp>::schema_v1;  // same op
 LUCID_UNARY_SCHEMA(SiluOp, "silu", KeepInput)
 LUCID_UNARY_SCHEMA(ClampOp, "clamp", KeepInput)
 #undef LUCID_UNARY_SCHEMA
@@ -292,9 +310,7 @@ TensorImplPtr silu(const TensorImplPtr& x) { return unary_op<SiluOp>(x); }
 TensorImplPtr gelu(const TensorImplPtr& x, const std::string& approximate) {
   LUCID_CHECK(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '",
               approximate, "'");
-  GeluOp op;
-  op.tanh_approx = approximate == "tanh";
-  return unary_op(x, op);
+  return approximate == "tanh" ? unary_op<GeluTanhOp>(x) : unary_op<GeluOp>(x);
 }
 
 TensorImplPtr clamp(const TensorImplPtr& x, std::optional<double> lo, std::optional<double> hi) {

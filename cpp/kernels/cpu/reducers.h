@@ -11,6 +11,7 @@
 #include "core/dtype.h"
 #include "core/shape.h"  // elementwise.h uses Shape
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/vmath.h"
 
 namespace lucid::kernels {
 
@@ -132,7 +133,10 @@ struct LseR {
   };
   const M* mx;
   Acc init(int64_t o) const { return {mx[o], S(0)}; }
-  void visit(Acc& a, T v, int64_t) const { a.s += S(std::exp(M(v) - a.m)); }
+  void visit(Acc& a, T v, int64_t) const {
+    if constexpr (std::is_same_v<M, float>) a.s += S(exp_f32(M(v) - a.m));
+    else a.s += S(std::exp(M(v) - a.m));
+  }
   void combine(Acc& a, const Acc& b) const { a.s += b.s; }
   Out finish(const Acc& a, int64_t) const {
     if (!std::isfinite(a.m)) return convert<T>(a.m);  // +-inf or NaN decide alone
