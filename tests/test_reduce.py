@@ -327,3 +327,32 @@ def test_against_pytorch():
         (y * y).sum().backward()
         (ty * ty).sum().backward()
         np.testing.assert_allclose(np.asarray(x.grad), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape,dims", [
+    ((30, 40, 50), (0, 2)),
+    ((6, 7, 8, 9, 10), (0, 2, 4)),
+    ((6, 1, 8, 9, 50), (0, 1, 3)),
+    ((40, 30, 40), (0, 1, 2)),
+])
+def test_sums_over_non_block_dims(shape, dims):
+    """Guards against split_reduce (several runs of reduced dims folded one run at a time, no copy)
+    mixing up the order of the kept dims or dividing the mean more than once."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(shape)
+    x = pylucid.from_numpy(a.astype(np.float32))
+    np.testing.assert_allclose(np.asarray(x.sum(dims)), a.astype(np.float32).astype(np.float64).sum(axis=dims),
+                               rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(x.mean(dims, keepdim=True)),
+                               a.astype(np.float32).astype(np.float64).mean(axis=dims, keepdims=True), rtol=1e-5, atol=1e-6)
+    i = rng.integers(-100, 100, shape)
+    np.testing.assert_array_equal(np.asarray(pylucid.from_numpy(i).sum(dims)), i.sum(axis=dims))
+    h = pylucid.from_numpy(a.astype(np.float16))
+    np.testing.assert_allclose(np.asarray(h.mean(dims).float()), a.astype(np.float16).astype(np.float64).mean(axis=dims),
+                               rtol=2e-3, atol=2e-3)
+    xd = pylucid.from_numpy(a)
+    np.testing.assert_allclose(np.asarray(xd.var(dims)), a.var(axis=dims, ddof=1), rtol=1e-10)
+    np.testing.assert_array_equal(np.asarray(xd.amax(dims)), a.max(axis=dims))
+    np.testing.assert_array_equal(np.asarray(h.amin(dims).float()), a.astype(np.float16).min(axis=dims))
+    a[(0,) * a.ndim] = np.nan
+    assert np.isnan(np.asarray(pylucid.from_numpy(a).amax(dims)).flat[0])

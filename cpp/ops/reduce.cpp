@@ -78,6 +78,9 @@ struct Plan {
   int64_t outer = 1, red = 1, inner = 1;
   int64_t count = 1;  // elements folded into each output
   kernels::ReduceGeom geom;
+  bool split = false;  // associative reducers only: contiguous, reduced dims not one block (split_reduce)
+  Shape shape;
+  std::vector<bool> mask;
 };
 
 // Above this many elements a strided input is copied once so the dense kernel can run.
@@ -104,7 +107,9 @@ bool block_of(const Shape& shape, const std::vector<bool>& m, Plan& p) {
 }
 
 // need_dense: the reducer reads per-output state or element positions (var, logsumexp, arg*).
-Plan make_plan(const TensorImplPtr& x, const std::vector<bool>& m, bool need_dense) {
+// allow_split: the caller runs an associative reducer family (split_reduce folds several
+// reduced runs one after the other instead of copying the input).
+Plan make_plan(const TensorImplPtr& x, const std::vector<bool>& m, bool need_dense, bool allow_split = false) {
   Plan p;
   p.src = x;
   for (int64_t i = 0; i < x->ndim(); ++i)
@@ -113,6 +118,10 @@ Plan make_plan(const TensorImplPtr& x, const std::vector<bool>& m, bool need_den
   bool big = x->numel() >= kCopyForDense;
   if (block && (x->numel() == 0 || x->is_contiguous())) {
     p.dense = true;
+  } else if (allow_split && big && x->is_contiguous()) {
+    p.split = true;
+    p.shape = x->shape;
+    p.mask = m;
   } else if (block && (need_dense || big)) {
     p.src = contiguous_raw(x);
     p.dense = true;
@@ -132,6 +141,58 @@ Plan make_plan(const TensorImplPtr& x, const std::vector<bool>& m, bool need_den
     p.geom = geom_of(x, m);
   }
   return p;
+}
+
+template <class R>
+void run(const Plan& p, const R& r, typename R::Out* out);
+
+// A reduction over a contiguous tensor whose reduced dims are not one block, for associative
+// reducers: the last run of reduced dims is folded first (dense, into the reducer's accumulation
+// type, so float32 sums still accumulate in double), then the smaller result the same way. No
+// copy of the input. make.operator()<In, Out>(last) builds the reducer of each stage (a mean
+// divides only in the last).
+template <class T, class O, class Make>
+void split_reduce(const T* x, const Shape& shape, const std::vector<bool>& mask, O* out, const Make& make) {
+  using A = typename decltype(make.template operator()<T, O>(true))::Acc;
+  Shape s;
+  std::vector<bool> m;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != 1) s.push_back(shape[i]), m.push_back(mask[i]);
+  Plan q;
+  if (block_of(s, m, q)) {
+    kernels::reduce_dense(make.template operator()<T, O>(true), x, out, q.outer, q.red, q.inner);
+    return;
+  }
+  size_t b = m.size();
+  while (!m[b - 1]) --b;
+  size_t a = b;
+  while (a > 0 && m[a - 1]) --a;
+  int64_t outer = 1, red = 1, inner = 1;
+  for (size_t i = 0; i < s.size(); ++i) (i < a ? outer : i < b ? red : inner) *= s[i];
+  std::vector<A> tmp(size_t(outer * inner));
+  kernels::reduce_dense(make.template operator()<T, A>(false), x, tmp.data(), outer, red, inner);
+  Shape s2(s.begin(), s.begin() + a);
+  std::vector<bool> m2(m.begin(), m.begin() + a);
+  s2.push_back(inner);
+  m2.push_back(false);
+  split_reduce<A, O>(tmp.data(), s2, m2, out, make);
+}
+
+// Runs the reducer family `make` (see split_reduce) on a plan.
+template <class T, class O, class Make>
+void run_family(const Plan& p, O* out, const Make& make) {
+  if (p.split) split_reduce<T, O>(p.src->template data<T>(), p.shape, p.mask, out, make);
+  else run(p, make.template operator()<T, O>(true), out);
+}
+
+// Sums (div = 1) and means (div = count).
+template <class T, class O>
+void run_sum(const Plan& p, O* out, double div) {
+  run_family<T>(p, out, [div]<class In, class Out>(bool last) {
+    SumR<In, Out> r;
+    r.div = typename SumR<In, Out>::Acc(last ? div : 1.0);
+    return r;
+  });
 }
 
 template <class R>
@@ -201,11 +262,11 @@ struct ReduceMeta {
 TensorImplPtr sum_raw(const TensorImplPtr& x, const std::vector<bool>& m, bool keepdim) {
   DType od = is_floating(x->dtype) ? x->dtype : DType::Int64;
   auto out = empty(out_shape_of(x, m, keepdim), od);
-  Plan p = make_plan(x, m, /*need_dense=*/false);
+  Plan p = make_plan(x, m, /*need_dense=*/false, /*allow_split=*/true);
   LUCID_DISPATCH(x->dtype, "sum", [&] {
     using T = scalar_t;
     using O = std::conditional_t<std::is_floating_point_v<acc_t<T>>, T, int64_t>;
-    run(p, SumR<T, O>{}, out->template data<O>());
+    run_sum<T>(p, out->template data<O>(), 1.0);
   });
   return out;
 }
@@ -284,13 +345,11 @@ const OpSchema& MeanBackward::schema_v1 = register_schema(
 
 // The mean over the masked dims of a floating tensor, with keepdim (no autograd).
 TensorImplPtr mean_raw(const TensorImplPtr& x, const std::vector<bool>& m) {
-  Plan p = make_plan(x, m, false);
+  Plan p = make_plan(x, m, false, /*allow_split=*/true);
   auto out = empty(keep_shape(x->shape, m), x->dtype);
   LUCID_DISPATCH_FLOAT(x->dtype, "mean", [&] {
     using T = scalar_t;
-    SumR<T> r;
-    r.div = typename SumR<T>::Acc(p.count);
-    run(p, r, out->template data<T>());
+    run_sum<T>(p, out->template data<T>(), double(p.count));
   });
   return out;
 }
@@ -365,13 +424,11 @@ TensorImplPtr mean(const TensorImplPtr& x, const std::vector<int64_t>& dims, boo
   auto m = reduced_mask(x, dims, "mean");
   DType dt = float_compute(MeanBackward::schema_v1, x, "mean");
   auto xc = cast_raw(x, dt);
-  Plan p = make_plan(xc, m, false);
+  Plan p = make_plan(xc, m, false, /*allow_split=*/true);
   auto out = empty(out_shape_of(x, m, keepdim), dt);
   LUCID_DISPATCH_FLOAT(dt, "mean", [&] {
     using T = scalar_t;
-    SumR<T> r;
-    r.div = typename SumR<T>::Acc(p.count);
-    run(p, r, out->template data<T>());
+    run_sum<T>(p, out->template data<T>(), double(p.count));
   });
   if (any_requires_grad({&x})) {
     auto n = std::make_shared<MeanBackward>();
@@ -459,11 +516,12 @@ TensorImplPtr ext_values(const TensorImplPtr& x, const std::vector<int64_t>& dim
   auto m = reduced_mask(x, dims, name);
   check_nonempty(x, m, name);
   auto xc = cast_raw(x, compute_dtype(ExtBackward<Kind>::schema_v1, x->dtype));
-  Plan p = make_plan(xc, m, false);
+  Plan p = make_plan(xc, m, false, /*allow_split=*/true);
   auto out = empty(out_shape_of(x, m, keepdim), xc->dtype);
   LUCID_DISPATCH(xc->dtype, name, [&] {
     using T = scalar_t;
-    run(p, ExtR<T, ext_is_max(Kind)>{}, out->template data<T>());
+    run_family<T>(p, out->template data<T>(),
+                  []<class In, class Out>(bool) { return ExtR<In, ext_is_max(Kind), Out>{}; });
   });
   record_ext<Kind>(out, x, xc, m);
   return out;
