@@ -5,6 +5,12 @@ creation functions, ``nn``, ``optim``, ``autograd`` helpers and ``autocast``.
 """
 import os as _os
 
+# NOTE: OpenMP workers that spin while waiting starve OpenBLAS's own threads on small machines
+# (a char_lm step went from 53 ms to 1.4 s). Both are read when the libraries load, so they are
+# set here, before either loads; a user's own setting wins.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+_os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import scipy_openblas32 as _openblas  # noqa: F401  (loads the BLAS library _C links against)
 
 if _os.environ.get("PYLUCID_EXT_DIR"):  # development: an extension built outside the package
