@@ -11,6 +11,7 @@ defined by the extension itself; this module re-exports the free functions under
 [[2, 0], [5, 3]]
 """
 from . import _C
+from ._C import Tensor
 
 __all__ = [
     "broadcast_to",
@@ -77,11 +78,11 @@ triu = _C.triu
 masked_fill = _C.masked_fill
 
 
-def concat(tensors, dim=0):
+def concat(tensors, dim=0) -> Tensor:
     """Alias of :func:`cat`."""
     return _C.cat(tensors, dim)
 
 
-def concatenate(tensors, axis=0):
+def concatenate(tensors, axis=0) -> Tensor:
     """Alias of :func:`cat` with numpy's argument name."""
     return _C.cat(tensors, axis)

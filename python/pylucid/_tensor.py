@@ -62,7 +62,7 @@ def _infer_dtype(arr):
     raise _C.DtypeMismatch(f"tensor: unsupported data of numpy dtype {arr.dtype}")
 
 
-def from_numpy(array):
+def from_numpy(array) -> Tensor:
     """A tensor sharing memory with a numpy array (no copy where dtype and strides allow).
 
     >>> import numpy as np
@@ -75,7 +75,7 @@ def from_numpy(array):
     return _C._from_numpy(array)
 
 
-def tensor(data, dtype=None, requires_grad=False):
+def tensor(data, dtype=None, requires_grad=False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays, tensors).
 
     Python floats become float32, ints int64, bools bool; numpy arrays keep their dtype.
@@ -109,7 +109,7 @@ def tensor(data, dtype=None, requires_grad=False):
     return t
 
 
-def as_tensor(data, dtype=None):
+def as_tensor(data, dtype=None) -> Tensor:
     """Like :func:`tensor`, but shares memory with a numpy array or tensor when it can."""
     if isinstance(data, Tensor):
         return data if dtype is None or dtype == data.dtype else data.to(dtype)
@@ -118,13 +118,13 @@ def as_tensor(data, dtype=None):
     return tensor(data, dtype=dtype)
 
 
-def empty(*size, dtype=None, requires_grad=False):
+def empty(*size, dtype=None, requires_grad=False) -> Tensor:
     """An uninitialised tensor of the given shape."""
     t = _C._empty(_shape(size), dtype)
     return t.requires_grad_(True) if requires_grad else t
 
 
-def full(size, fill_value, dtype=None, requires_grad=False):
+def full(size, fill_value, dtype=None, requires_grad=False) -> Tensor:
     """A tensor filled with ``fill_value`` (dtype inferred from the value when not given)."""
     if dtype is None:
         dtype = (_bool_dtype if isinstance(fill_value, _builtins.bool)
@@ -134,17 +134,17 @@ def full(size, fill_value, dtype=None, requires_grad=False):
 
 
 
-def zeros(*size, dtype=None, requires_grad=False):
+def zeros(*size, dtype=None, requires_grad=False) -> Tensor:
     """A tensor of zeros."""
     return full(_shape(size), 0.0, dtype=dtype or float32, requires_grad=requires_grad)
 
 
-def ones(*size, dtype=None, requires_grad=False):
+def ones(*size, dtype=None, requires_grad=False) -> Tensor:
     """A tensor of ones."""
     return full(_shape(size), 1.0, dtype=dtype or float32, requires_grad=requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False):
+def arange(start, end=None, step=1, dtype=None, requires_grad=False) -> Tensor:
     """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``.
 
     >>> arange(4).tolist()
@@ -158,25 +158,25 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
     return t.requires_grad_(True) if requires_grad else t
 
 
-def linspace(start, end, steps, dtype=None, requires_grad=False):
+def linspace(start, end, steps, dtype=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     t = _C._linspace(_builtins.float(start), _builtins.float(end), int(steps), dtype or float32)
     return t.requires_grad_(True) if requires_grad else t
 
 
-def rand(*size, dtype=None, requires_grad=False):
+def rand(*size, dtype=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1) from the generator seeded by :func:`manual_seed`."""
     t = empty(*size, dtype=dtype).uniform_(0.0, 1.0)
     return t.requires_grad_(True) if requires_grad else t
 
 
-def randn(*size, dtype=None, requires_grad=False):
+def randn(*size, dtype=None, requires_grad=False) -> Tensor:
     """Standard normal samples from the generator seeded by :func:`manual_seed`."""
     t = empty(*size, dtype=dtype).normal_(0.0, 1.0)
     return t.requires_grad_(True) if requires_grad else t
 
 
-def randint(low, high=None, size=None, dtype=None):
+def randint(low, high=None, size=None, dtype=None) -> Tensor:
     """Integers uniform in [low, high); ``randint(high, size)`` as PyTorch also accepts."""
     if size is None:
         if high is None or isinstance(high, int):
@@ -188,49 +188,49 @@ def randint(low, high=None, size=None, dtype=None):
     return _C._randint_(t, int(low), int(high))
 
 
-def empty_like(t, dtype=None, requires_grad=False):
+def empty_like(t, dtype=None, requires_grad=False) -> Tensor:
     """An uninitialised tensor with ``t``'s shape (and dtype unless given)."""
     return empty(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def zeros_like(t, dtype=None, requires_grad=False):
+def zeros_like(t, dtype=None, requires_grad=False) -> Tensor:
     """Zeros with ``t``'s shape (and dtype unless given)."""
     return full(t.shape, 0.0, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad=False):
+def ones_like(t, dtype=None, requires_grad=False) -> Tensor:
     """Ones with ``t``'s shape (and dtype unless given)."""
     return full(t.shape, 1.0, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad=False):
+def full_like(t, fill_value, dtype=None, requires_grad=False) -> Tensor:
     """``fill_value`` with ``t``'s shape (and dtype unless given)."""
     return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def rand_like(t, dtype=None, requires_grad=False):
+def rand_like(t, dtype=None, requires_grad=False) -> Tensor:
     """Uniform [0, 1) samples with ``t``'s shape."""
     return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def randn_like(t, dtype=None, requires_grad=False):
+def randn_like(t, dtype=None, requires_grad=False) -> Tensor:
     """Standard normal samples with ``t``'s shape."""
     return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def randint_like(t, low, high=None, dtype=None):
+def randint_like(t, low, high=None, dtype=None) -> Tensor:
     """Integers in [low, high) with ``t``'s shape."""
     return randint(low, high, t.shape, dtype=dtype or int64)
 
 
-def from_dlpack(obj):
+def from_dlpack(obj) -> Tensor:
     """A tensor sharing memory with any object that speaks DLPack (numpy, PyTorch, ...)."""
     if isinstance(obj, Tensor):
         return obj
     return _C._from_numpy(_np.from_dlpack(obj))
 
 
-def _all(input, dim=None, keepdim=False):
+def _all(input, dim=None, keepdim=False) -> Tensor:
     """True where every element (along ``dim``) is nonzero; a bool tensor.
 
     >>> tensor([[1, 0], [2, 3]]).all(dim=1).tolist()
@@ -240,7 +240,7 @@ def _all(input, dim=None, keepdim=False):
     return (zeros.sum() if dim is None else zeros.sum(dim, keepdim)) == 0
 
 
-def _any(input, dim=None, keepdim=False):
+def _any(input, dim=None, keepdim=False) -> Tensor:
     """True where some element (along ``dim``) is nonzero; a bool tensor.
 
     >>> tensor([[1, 0], [0, 0]]).any(dim=1).tolist()

@@ -46,6 +46,7 @@ import os
 import struct
 import sys
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 
@@ -125,7 +126,7 @@ def _tensor_bytes(t):
 def _serialize(obj):
     w = _Writer()
     structure = w.encode(obj, [])  # a flat dict's tensors are named by their keys
-    header = OrderedDict()
+    header: OrderedDict[str, Any] = OrderedDict()
     header["__metadata__"] = {"format": "pylucid", _STRUCTURE_KEY: json.dumps(structure, separators=(",", ":"))}
     chunks, offset = [], 0
     for name, t in w.tensors.items():

@@ -31,7 +31,7 @@ def _group_ids(channel_groups):
     return tensor(channel_groups)
 
 
-def rms_norm(input, normalized_shape, weight=None, eps=1e-6, partial_ratio=0.0):
+def rms_norm(input, normalized_shape, weight=None, eps=1e-6, partial_ratio=0.0) -> Tensor:
     r"""Root mean square normalisation over the trailing ``normalized_shape`` dims.
 
     Each slice ``x`` of the last ``len(normalized_shape)`` dims (flattened to ``N`` features) is
@@ -84,7 +84,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=1e-6, partial_ratio=0.0):
     return _C._rms_norm(input, _shape(normalized_shape), weight, eps, partial_ratio)
 
 
-def group_rms_norm(input, channel_groups, weight=None, eps=1e-6):
+def group_rms_norm(input, channel_groups, weight=None, eps=1e-6) -> Tensor:
     r"""RMS normalisation within groups of channels.
 
     ``channel_groups[c]`` is the group id of channel ``c``; ids are ``0..G-1`` in any order
@@ -127,7 +127,7 @@ def group_rms_norm(input, channel_groups, weight=None, eps=1e-6):
     return _C._group_rms_norm(input, _group_ids(channel_groups), weight, eps)
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
     r"""Layer normalisation over the trailing ``normalized_shape`` dims (PyTorch's ``layer_norm``).
 
     .. math::

@@ -7,6 +7,7 @@ each input's own dtype.
 """
 
 from .. import _C
+from .._C import Tensor
 
 __all__ = [
     "binary_cross_entropy_with_logits",
@@ -21,7 +22,7 @@ __all__ = [
 ]
 
 
-def softmax(input, dim=-1):
+def softmax(input, dim=-1) -> Tensor:
     """Softmax along ``dim``: ``exp(x) / exp(x).sum(dim)``, computed stably (row max subtracted).
 
     >>> import pylucid
@@ -32,7 +33,7 @@ def softmax(input, dim=-1):
     return _C._softmax(input, dim)
 
 
-def log_softmax(input, dim=-1):
+def log_softmax(input, dim=-1) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed as ``x - max - log(sum(exp(x - max)))``.
 
     >>> import pylucid
@@ -45,7 +46,7 @@ def log_softmax(input, dim=-1):
 
 def cross_entropy(
     input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0
-):
+) -> Tensor:
     """Cross entropy between logits and targets: fused ``log_softmax`` + ``nll_loss``.
 
     Args:
@@ -67,7 +68,7 @@ def cross_entropy(
     return _C._cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean") -> Tensor:
     """Negative log likelihood of log-probabilities ``input`` at class indices ``target``.
 
     Shapes, ``weight``, ``ignore_index`` and ``reduction`` are as in :func:`cross_entropy`.
@@ -80,7 +81,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     return _C._nll_loss(input, target, weight, ignore_index, reduction)
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input, target, reduction="mean") -> Tensor:
     """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``.
 
     ``input`` and ``target`` must have the same shape (a mismatch raises ShapeMismatch instead
@@ -94,7 +95,7 @@ def mse_loss(input, target, reduction="mean"):
     return _C._mse_loss(input, target, reduction)
 
 
-def l1_loss(input, target, reduction="mean"):
+def l1_loss(input, target, reduction="mean") -> Tensor:
     """Mean absolute error ``|input - target|``, reduced by ``reduction`` (same shapes required).
 
     >>> import pylucid
@@ -105,7 +106,7 @@ def l1_loss(input, target, reduction="mean"):
     return _C._l1_loss(input, target, reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None) -> Tensor:
     """Binary cross entropy on logits, in the stable form
     ``(1 - t) * x + (1 + (pos_weight - 1) * t) * softplus(-x)``, times ``weight``.
 
@@ -125,7 +126,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     return _C._binary_cross_entropy_with_logits(input, target, weight, reduction, pos_weight)
 
 
-def embedding(input, weight, padding_idx=None):
+def embedding(input, weight, padding_idx=None) -> Tensor:
     """Look up rows of ``weight`` (``(num_embeddings, embedding_dim)``) at int64 indices ``input``
     (any shape); the result has shape ``input.shape + (embedding_dim,)``.
 
@@ -140,7 +141,7 @@ def embedding(input, weight, padding_idx=None):
     return _C._embedding(input, weight, padding_idx)
 
 
-def dropout(input, p=0.5, training=True):
+def dropout(input, p=0.5, training=True) -> Tensor:
     """Inverted dropout: zero each element with probability ``p`` and scale the rest by
     ``1 / (1 - p)``. The mask comes from the generator seeded by ``pylucid.manual_seed``;
     ``p == 0`` or ``training=False`` returns ``input`` itself, ``p == 1`` gives zeros.

@@ -1,5 +1,6 @@
 """``Adam`` and ``AdamW``: adaptive moment estimation, with L2 or decoupled weight decay."""
 from .. import _C
+from .._C import Tensor
 from .._tensor import float32, zeros, zeros_like
 from .optimizer import Optimizer
 
@@ -59,7 +60,11 @@ class Adam(Optimizer):
         for group in self.param_groups:
             params = group["params"]
             amsgrad = bool(group["amsgrad"])
-            grads, exp_avgs, exp_avg_sqs, max_sqs, steps = [], [], [], [], []
+            grads: list[Tensor | None] = []
+            exp_avgs: list[Tensor | None] = []
+            exp_avg_sqs: list[Tensor | None] = []
+            max_sqs: list[Tensor | None] = []
+            steps: list[Tensor | None] = []
             for p in params:
                 g = p.grad
                 grads.append(g)

@@ -12,6 +12,7 @@ first ``step()`` that sees a gradient for it.
 """
 from collections import defaultdict
 from itertools import chain
+from typing import Any
 
 from .. import _C
 from .._C import Tensor
@@ -32,8 +33,8 @@ class Optimizer:
 
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
-        self.state = defaultdict(dict)
-        self.param_groups = []
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor):
             raise _C.DtypeMismatch(f"{type(self).__name__}: params must be an iterable of Tensors or of "
                                    "dicts, got a Tensor (wrap it in a list)")
@@ -113,7 +114,7 @@ class Optimizer:
 
     def state_dict(self):
         """``{"state": {param index: {...}}, "param_groups": [...]}`` (tensors shared, not copied)."""
-        index = {}
+        index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
             packed = {k: v for k, v in group.items() if k != "params"}
@@ -160,7 +161,7 @@ class Optimizer:
         if not isinstance(saved_state, dict):
             raise _C.DtypeMismatch(f"{name}.load_state_dict: 'state' must be a dict, got "
                                    f"{type(saved_state).__name__}")
-        new_state = defaultdict(dict)
+        new_state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         for k, v in saved_state.items():
             if k not in id_map:
                 raise _C.LucidError(f"{name}.load_state_dict: state for param index {k!r}, which is in "
