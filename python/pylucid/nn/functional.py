@@ -1,3 +1,4 @@
 """Functional forms of the nn layers: ``pylucid.nn.functional`` (PyTorch's ``F``)."""
+from ._functional_activation import *  # noqa: F401,F403
 from ._functional_norm import *  # noqa: F401,F403
 from ._functional_train import *  # noqa: F401,F403
