@@ -80,6 +80,42 @@ def progress(total, desc, enabled=True):
     return tqdm(total=total, desc=desc, leave=True, dynamic_ncols=True)
 
 
+def train_loop(args, label, opt, loss_fn, sched=None, clip=None):
+    """``args.steps`` optimizer steps: ``loss_fn(step)`` builds the batch and returns the loss,
+    then backward, gradient clipping to norm ``clip`` (if given), ``opt.step()`` and
+    ``sched.step()``. Shows a progress bar and returns ``(losses, seconds)``: the per-step
+    ``(step, loss)`` pairs and the wall time of each step."""
+    params = [p for g in opt.param_groups for p in g["params"]]
+    losses, seconds = [], []
+    bar = progress(args.steps, label, not args.no_progress)
+    for step in range(1, args.steps + 1):
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = loss_fn(step)
+        loss.backward()
+        if clip is not None:
+            pylucid.nn.utils.clip_grad_norm_(params, clip)
+        opt.step()
+        if sched is not None:
+            sched.step()
+        seconds.append(time.perf_counter() - t0)
+        losses.append((step, loss.item()))
+        bar.set_postfix_str(f"loss={losses[-1][1]:.4f}", refresh=False)
+        bar.update()
+    bar.close()
+    return losses, seconds
+
+
+def accuracy(model, x, y):
+    """Fraction of rows of ``x`` whose arg-max logit is the label ``y``, in eval mode."""
+    was_training = model.training
+    model.eval()
+    with pylucid.no_grad():
+        pred = model(x).argmax(dim=1)
+    model.train(was_training)
+    return float((pred == y).float().mean().item())
+
+
 def plot_curves(path, curves, title, ylabel="loss"):
     """Write ``curves`` (label -> list of (step, value)) as a PNG at ``path``; prints what
     happened. Returns True when the file was written."""

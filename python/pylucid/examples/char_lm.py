@@ -10,7 +10,6 @@ model that ignores context scores) and a generated sample.
 """
 import math
 import os
-import time
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from pylucid import nn
 from pylucid.nn import functional as F
 from pylucid.optim.lr_scheduler import get_cosine_schedule_with_warmup
 
-from ._common import banner, check_args, parser, plot_curves, progress
+from ._common import banner, check_args, parser, plot_curves, train_loop
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "village_stories.txt")
 
@@ -167,23 +166,13 @@ def main(argv=None):
                               lr=1e-2, betas=(0.9, 0.95))
     sched = get_cosine_schedule_with_warmup(opt, max(1, args.steps // 10), args.steps)
     rng = np.random.default_rng(args.seed)
-    losses = []
-    bar = progress(args.steps, "char_lm", not args.no_progress)
-    t0 = time.perf_counter()
-    for step in range(1, args.steps + 1):
+
+    def loss_fn(step):
         x, y = batches(train, batch, seq_len, rng)
-        logits = model(x)
-        loss = F.cross_entropy(logits.reshape(-1, len(chars)), y.reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        losses.append((step, loss.item()))
-        bar.set_postfix_str(f"loss={losses[-1][1]:.3f}", refresh=False)
-        bar.update()
-    bar.close()
-    elapsed = time.perf_counter() - t0
+        return F.cross_entropy(model(x).reshape(-1, len(chars)), y.reshape(-1))
+
+    losses, seconds = train_loop(args, "char_lm", opt, loss_fn, sched, clip=1.0)
+    elapsed = sum(seconds)
 
     train_loss = evaluate(model, train, seq_len)
     val_loss = evaluate(model, val, seq_len)

@@ -17,7 +17,7 @@ import pylucid
 from pylucid import nn
 from pylucid.nn import functional as F
 
-from ._common import banner, check_args, parser, plot_curves, progress
+from ._common import accuracy, banner, check_args, parser, plot_curves, train_loop
 
 SENSOR_SCALES = (1e-3, 1.0, 1e3)
 CHANNELS = 8
@@ -63,23 +63,13 @@ def train(model, args, data, label):
     opt = pylucid.optim.Adam(model.parameters(), lr=5e-3)
     sched = pylucid.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.steps, eta_min=1e-4)
     rng = np.random.default_rng(args.seed)
-    losses = []
-    bar = progress(args.steps, label, not args.no_progress)
-    for step in range(1, args.steps + 1):
+
+    def loss_fn(step):
         idx = pylucid.tensor(rng.integers(0, xtr.shape[0], 128))
-        opt.zero_grad()
-        loss = F.cross_entropy(model(xtr[idx]), ytr[idx])
-        loss.backward()
-        opt.step()
-        sched.step()
-        losses.append((step, loss.item()))
-        bar.set_postfix_str(f"loss={losses[-1][1]:.4f}", refresh=False)
-        bar.update()
-    bar.close()
-    model.eval()
-    with pylucid.no_grad():
-        acc = (model(xte).argmax(dim=1) == yte).float().mean().item()
-    return acc, losses
+        return F.cross_entropy(model(xtr[idx]), ytr[idx])
+
+    losses, _ = train_loop(args, label, opt, loss_fn, sched)
+    return accuracy(model, xte, yte), losses
 
 
 def main(argv=None):

@@ -18,7 +18,7 @@ import pylucid
 from pylucid import nn
 from pylucid.nn import functional as F
 
-from ._common import banner, check_args, parser, plot_curves, progress
+from ._common import accuracy, banner, check_args, parser, plot_curves, train_loop
 
 VARIANTS = {
     "RMSNorm": lambda w: nn.RMSNorm(w),
@@ -72,24 +72,13 @@ def run(norm, args, data):
     model = build(norm, xtr.shape[1], args.width, args.depth, 10)
     opt = pylucid.optim.Adam(model.parameters(), lr=2e-3)
     rng = np.random.default_rng(args.seed)  # same batches for every variant
-    losses, times = [], []
-    bar = progress(args.steps, f"{norm:>16}", not args.no_progress)
-    for step in range(1, args.steps + 1):
+
+    def loss_fn(step):
         idx = pylucid.tensor(rng.integers(0, xtr.shape[0], args.batch))
-        xb, yb = xtr[idx], ytr[idx]
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        loss = F.cross_entropy(model(xb), yb)
-        loss.backward()
-        opt.step()
-        times.append(time.perf_counter() - t0)
-        losses.append((step, loss.item()))
-        bar.set_postfix_str(f"loss={losses[-1][1]:.4f}", refresh=False)
-        bar.update()
-    bar.close()
-    model.eval()
-    with pylucid.no_grad():
-        acc = (model(xte).argmax(dim=1) == yte).float().mean().item()
+        return F.cross_entropy(model(xtr[idx]), ytr[idx])
+
+    losses, times = train_loop(args, f"{norm:>16}", opt, loss_fn)
+    acc = accuracy(model, xte, yte)
     warm = times[min(5, len(times) - 1):]  # the first steps allocate state
     tail = [v for _, v in losses[-max(1, args.steps // 10):]]
     return {"ms_per_step": 1e3 * float(np.median(warm)), "final_loss": float(np.mean(tail)),

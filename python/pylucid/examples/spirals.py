@@ -6,7 +6,6 @@ after each hidden Linear, trained with Adam under a warmup + cosine schedule.
 Prints the held-out accuracy as ``accuracy: NN.N%`` (>= 95% with the defaults).
 """
 import math
-import time
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from pylucid import nn
 from pylucid.nn import functional as F
 from pylucid.optim.lr_scheduler import get_cosine_schedule_with_warmup
 
-from ._common import banner, check_args, parser, plot_curves, progress
+from ._common import accuracy, banner, check_args, parser, plot_curves, train_loop
 
 
 def make_spirals(n_per_class, n_classes=3, noise=0.15, seed=0):
@@ -49,14 +48,6 @@ class SpiralNet(nn.Module):
         return self.net(x)
 
 
-def accuracy(model, x, y):
-    model.eval()
-    with pylucid.no_grad():
-        pred = model(x).argmax(dim=1)
-    model.train()
-    return float((pred == y).float().mean().item())
-
-
 def main(argv=None):
     args = parser("MLP with RMSNorm on 3-arm spirals", steps=400).parse_args(argv)
     check_args(args)
@@ -73,21 +64,13 @@ def main(argv=None):
     batch = 128
     n = xtr.shape[0]
     rng = np.random.default_rng(args.seed)
-    losses = []
-    bar = progress(args.steps, "spirals", not args.no_progress)
-    t0 = time.perf_counter()
-    for step in range(1, args.steps + 1):
+
+    def loss_fn(step):
         idx = pylucid.tensor(rng.integers(0, n, batch))
-        opt.zero_grad()
-        loss = F.cross_entropy(model(xtr[idx]), ytr[idx])
-        loss.backward()
-        opt.step()
-        sched.step()
-        losses.append((step, loss.item()))
-        bar.set_postfix_str(f"loss={losses[-1][1]:.4f}", refresh=False)
-        bar.update()
-    bar.close()
-    elapsed = time.perf_counter() - t0
+        return F.cross_entropy(model(xtr[idx]), ytr[idx])
+
+    losses, seconds = train_loop(args, "spirals", opt, loss_fn, sched)
+    elapsed = sum(seconds)
 
     train_acc = accuracy(model, xtr, ytr)
     test_acc = accuracy(model, xte, yte)
