@@ -142,7 +142,13 @@ def _serialize(obj):
 def save(obj, path):
     """Write ``obj`` (tensors nested in dicts/lists/tuples with plain values) to ``path`` (a
     path or a binary file object) in the format described in the module docstring. A path is
-    written through a temporary file and renamed, so a crash never leaves a half-written file."""
+    written through a temporary file and renamed, so a crash never leaves a half-written file.
+
+    Raises:
+        LucidError: ``obj`` holds a value of another type (a Module, say: save its
+            ``state_dict()``), or a dict key that is not a str, int, float, bool or None; the
+            message names where in ``obj`` it is.
+    """
     head, chunks = _serialize(obj)
     if hasattr(path, "write"):
         path.write(head)
@@ -267,7 +273,13 @@ def _parse(buf, where):
 
 def load(path):
     """Read an object written by :func:`save` (or a safetensors file) from ``path`` (a path or
-    a binary file object). Raises LucidError on a corrupt or truncated file."""
+    a binary file object). Tensors come back contiguous, detached and in their saved dtype;
+    a file from another safetensors writer loads as a dict of name -> tensor.
+
+    Raises:
+        LucidError: a corrupt or truncated file, naming the problem (nothing in the file is
+            ever evaluated).
+    """
     if hasattr(path, "read"):
         buf, where = path.read(), getattr(path, "name", "file object")
     else:

@@ -57,6 +57,8 @@ class LRScheduler:
         self.step()
 
     def get_lr(self):
+        """The rates for the current ``last_epoch``, one per param group; each subclass computes
+        them by its schedule (``step()`` calls this and writes the result)."""
         raise _C.LucidError(f"{type(self).__name__}: get_lr() is not implemented")
 
     def get_last_lr(self):

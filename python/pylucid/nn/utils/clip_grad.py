@@ -28,7 +28,22 @@ def _norm_type(norm_type, op):
 
 
 def get_total_norm(tensors, norm_type=2.0):
-    """The ``norm_type``-norm of all ``tensors`` viewed as one vector (a 0-d tensor)."""
+    """The ``norm_type``-norm of all ``tensors`` viewed as one vector (a 0-d tensor).
+
+    Args:
+        tensors: a Tensor or an iterable of Tensors (usually gradients).
+        norm_type: the order of the norm, a positive number or ``inf`` (the largest absolute
+            value). Default 2.
+
+    Raises:
+        LucidError: ``norm_type`` is not positive.
+
+    >>> import pylucid
+    >>> get_total_norm([pylucid.tensor([3.0]), pylucid.tensor([4.0])]).item()
+    5.0
+    >>> get_total_norm([pylucid.tensor([3.0, -4.0])], norm_type=float("inf")).item()
+    4.0
+    """
     if isinstance(tensors, Tensor):
         tensors = [tensors]
     return _C._total_norm(list(tensors), _norm_type(norm_type, "get_total_norm"))
@@ -38,6 +53,21 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     """Scale the gradients of ``parameters`` in place so that their total ``norm_type``-norm
     (all gradients as one vector) is at most ``max_norm``; returns the norm before clipping as
     a 0-d tensor. The scale is ``max_norm / (total + 1e-6)`` when below 1, as in PyTorch.
+
+    Args:
+        parameters: a Tensor or an iterable of Tensors; those without a ``.grad`` are skipped.
+        max_norm: the largest total norm the gradients may have after clipping.
+        norm_type: the order of the norm, a positive number or ``inf``. Default 2.
+        error_if_nonfinite: raise instead of scaling when the total norm is NaN or infinite.
+            Default False.
+
+    Returns:
+        The total norm of the gradients before clipping, a 0-d tensor.
+
+    Raises:
+        LucidError: ``norm_type`` is not positive, or the total norm is not finite while
+            ``error_if_nonfinite`` is True.
+        DtypeMismatch: an item of ``parameters`` is not a Tensor.
 
     >>> import pylucid
     >>> w = pylucid.zeros(2, requires_grad=True)
@@ -53,7 +83,18 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def clip_grad_value_(parameters, clip_value):
-    """Clamp every gradient of ``parameters`` into ``[-clip_value, clip_value]``, in place."""
+    """Clamp every gradient of ``parameters`` into ``[-clip_value, clip_value]``, in place.
+
+    Parameters without a ``.grad`` are skipped. Raises LucidError for a negative
+    ``clip_value`` and DtypeMismatch for an item that is not a Tensor.
+
+    >>> import pylucid
+    >>> w = pylucid.zeros(3, requires_grad=True)
+    >>> (w * pylucid.tensor([-5.0, 0.5, 2.0])).sum().backward()
+    >>> clip_grad_value_([w], 1.0)
+    >>> w.grad.tolist()
+    [-1.0, 0.5, 1.0]
+    """
     v = float(clip_value)
     if v < 0:
         raise _C.LucidError(f"clip_grad_value_: clip_value must be non-negative, got {v}")
