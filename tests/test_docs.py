@@ -185,3 +185,32 @@ def test_design_page_names_real_files_and_helpers():
         for on_page, in_file in pairs:
             assert on_page in page, f"design.rst no longer mentions {on_page}; update this test"
             assert in_file in text, f"{path} no longer has {in_file!r}, which design.rst relies on"
+
+
+def test_rmsnorm_pages_cover_every_documented_field():
+    """Guards against the RMSNorm family pages dropping a parameter, attribute, return, raise or
+    reference that the layers' reference documentation carries."""
+    rms = (DOCS / "rmsnorm.rst").read_text()
+    node = (DOCS / "rms_norm_backward.rst").read_text()
+    sections = {
+        "RMSNorm": ["``dim``", "``eps``", "``partial_ratio``", "``weight``", "``k``", "``normalized_shape``",
+                    "**Returns**", "**Raises**", "max(1, ceil(dim * partial_ratio))"],
+        "Partial RMSNorm (pRMSNorm)": ["Section 5", "6.25", "``partial_ratio``", "``k``"],
+        "GroupRMSNorm": ["``channel_groups``", "``eps``", "``affine``", "``n_channels``", "``gamma``",
+                         "(B, C, 1)", "**Returns**", "**Raises**"],
+    }
+    for title, needles in sections.items():
+        body = rms.split(f"\n{title}\n", 1)[1].split("\n---", 1)[0]
+        for n in needles:
+            assert n in body, f"rmsnorm.rst, section {title}: {n} is missing"
+    for page in (rms, node):
+        assert "arXiv:1910.07467" in page and "Zhang" in page and "Sennrich" in page
+    for n in ["*Parameters*", "*Returns*", "*Raises*", "ShapeMismatch", "Thread safety", "``grad_out``",
+              "outer_ * N_", "FuncOp<RMSNormBackward, 2>"]:
+        assert n in node, f"rms_norm_backward.rst: {n} is missing"
+    # The layer attributes the page names exist on the layers.
+    layer, group = pylucid.nn.RMSNorm(8, partial_ratio=0.25), pylucid.nn.GroupRMSNorm([0, 1, 1])
+    for a in ["weight", "eps", "partial_ratio", "k", "normalized_shape"]:
+        assert hasattr(layer, a), a
+    for a in ["channel_groups", "n_channels", "gamma", "eps"]:
+        assert hasattr(group, a), a
