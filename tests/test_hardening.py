@@ -67,6 +67,18 @@ def test_more_than_2_31_elements():
     gc.collect()
 
 
+def test_element_count_beyond_int64_is_refused():
+    """Guards against a wrapped element count: (2^40, 2^40) has 2^80 elements, which wrapped to 0
+    in int64, so the tensor was created with an empty buffer and then indexed past it."""
+    with pytest.raises(pylucid.LucidError, match=r"empty: shape \[1099511627776, 1099511627776\]"):
+        pylucid.ones(2 ** 40, 2 ** 40)
+    with pytest.raises(pylucid.LucidError, match="expand"):
+        pylucid.ones(1, 1).expand(2 ** 40, 2 ** 40)
+    with pytest.raises(pylucid.LucidError, match="empty"):
+        pylucid.zeros(2 ** 62, dtype=pylucid.float32)  # 2^64 bytes
+    assert pylucid.ones(1).expand(2 ** 62).shape == (2 ** 62,)  # a stride-0 view needs no memory
+
+
 def test_inplace_on_saved_tensor_raises_at_backward():
     x = pylucid.randn(3, 4, requires_grad=True)
     h = x * 2.0

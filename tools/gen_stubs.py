@@ -45,7 +45,7 @@ IGNORES = {  # stub lines that restate pybind11's runtime behaviour mypy's objec
 def generate() -> str:
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, "-m", "pybind11_stubgen", "pylucid._C", "-o", tmp,
-                        "--ignore-invalid-expressions", "lucid::"], check=True)
+                        "--exit-code"], check=True)
         with open(os.path.join(tmp, "pylucid", "_C.pyi")) as f:
             return f.read()
 
@@ -92,7 +92,7 @@ def fix(text: str) -> str:
                 line += f"  # type: ignore[{code}]"
         if cls == "Tensor":
             line = line.replace("def grad(self) -> Tensor:", "def grad(self) -> Tensor | None:")
-            line = line.replace("def grad_fn(self) -> ...:", "def grad_fn(self) -> Node | None:")
+            line = line.replace("def grad_fn(self) -> Node:", "def grad_fn(self) -> Node | None:")
             line = line.replace("def shape(self) -> tuple:", "def shape(self) -> tuple[int, ...]:")
         out.append(line)
     text = "\n".join(out)

@@ -29,15 +29,18 @@ std::vector<TensorImplPtr> AccumulateGrad::run(const TensorImplPtr& grad_out) {
     auto c = contiguous_raw(g);
     g = make_view(c, variable->shape, contiguous_strides(variable->shape), c->offset);
   }
-  if (!variable->grad) {
-    // Always a fresh buffer: grad_out may be shared with other leaves or with the caller.
-    auto fresh = empty(variable->shape, variable->dtype);
-    copy_into(fresh, g);
-    variable->grad = fresh;
-  } else {
-    add_(variable->grad, g);
-  }
+  accumulate_grad(*variable, g);
   return {};
+}
+
+void accumulate_grad(TensorImpl& t, const TensorImplPtr& g) {
+  if (!t.grad) {
+    auto fresh = empty(t.shape, t.dtype);
+    copy_into(fresh, g);
+    t.grad = fresh;
+  } else {
+    add_(t.grad, g);
+  }
 }
 
 std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& roots,

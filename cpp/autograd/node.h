@@ -46,6 +46,11 @@ struct AccumulateGrad final : Node {
   void release_saved() override {}
 };
 
+// t.grad += g, where g has t's shape: the first gradient is copied into a fresh buffer (g may be
+// shared with other leaves or with the caller), later ones are added in place. Used by leaves
+// (AccumulateGrad) and by non-leaf tensors that retain_grad().
+void accumulate_grad(TensorImpl& t, const TensorImplPtr& g);
+
 // The edge through which a gradient for `t` flows: its grad_fn, a fresh AccumulateGrad for a
 // leaf that requires grad, or an empty edge.
 Edge gradient_edge(const TensorImplPtr& t);

@@ -45,6 +45,11 @@ LUCID_BINDING(autograd, 1) {
       })
       .def("__repr__", [](const Node& n) { return str("<", n.name(), ">"); });
 
+  // Bound here rather than with the rest of Tensor so that its signature names the Node class.
+  py::class_<TensorImpl, TensorImplPtr>(m.attr("Tensor"))
+      .def_property_readonly("grad_fn", [](const TensorImpl& t) { return t.grad_fn; },
+                             "The backward node that produced this tensor; None for a leaf.");
+
   py::class_<AccumulateGrad, Node, std::shared_ptr<AccumulateGrad>>(m, "AccumulateGrad", "The node at a leaf: adds the incoming gradient into variable.grad.")
       .def_readonly("variable", &AccumulateGrad::variable);
 

@@ -76,4 +76,12 @@ void def_method(const char* name, F&& f, const Extra&... extra) {
   py::setattr(cls, name, cf);
 }
 
+// Binds one function as both pylucid.<name>(input, ...) and the method Tensor.<name>(...), with one
+// docstring; `extra` describes the arguments after input.
+template <class F, class... Extra>
+void def_function_and_method(py::module_& m, const char* name, F&& f, const char* doc, const Extra&... extra) {
+  m.def(name, f, doc, py::arg("input").none(false), extra...);
+  def_method(name, std::forward<F>(f), py::doc(doc), extra...);
+}
+
 }  // namespace lucid::bindings

@@ -308,36 +308,45 @@ LUCID_BINDING(ops_shape, 11) {
   def_method("reshape", [](T t, py::args a) { return reshape(t, shape_args(a, "reshape")); });
   def_method("view_as", [](T t, T o) { return view(t, o->shape); }, py::arg("other").none(false));
   def_method("reshape_as", [](T t, T o) { return reshape(t, o->shape); }, py::arg("other").none(false));
-  def_method("flatten", [](T t, int64_t s, int64_t e) { return flatten(t, s, e); }, py::arg("start_dim") = 0,
-             py::arg("end_dim") = -1);
-  def_method("unflatten", [](T t, int64_t d, py::handle s) { return unflatten(t, d, shape_arg(s, "unflatten")); },
-             py::arg("dim"), py::arg("sizes"));
-  def_method("squeeze", [](T t, py::handle d) { return squeeze(t, dims_arg(d, "squeeze")); }, py::arg("dim") = py::none());
-  def_method("unsqueeze", [](T t, int64_t d) { return unsqueeze(t, d); }, py::arg("dim"));
+  auto both = [&m](const char* name, auto&& fn, const char* doc, const auto&... extra) {
+    def_function_and_method(m, name, fn, doc, extra...);
+  };
+  both("flatten", [](T t, int64_t s, int64_t e) { return flatten(t, s, e); }, doc::flatten,
+       py::arg("start_dim") = 0, py::arg("end_dim") = -1);
+  both("unflatten", [](T t, int64_t d, py::handle s) { return unflatten(t, d, shape_arg(s, "unflatten")); },
+       doc::unflatten, py::arg("dim"), py::arg("sizes"));
+  both("squeeze", [](T t, py::handle d) { return squeeze(t, dims_arg(d, "squeeze")); }, doc::squeeze,
+       py::arg("dim") = py::none());
+  both("unsqueeze", [](T t, int64_t d) { return unsqueeze(t, d); }, doc::unsqueeze, py::arg("dim"));
   def_method("permute", [](T t, py::args a) { return permute(t, shape_args(a, "permute")); });
-  def_method("transpose", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("dim0"), py::arg("dim1"));
-  def_method("swapaxes", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("axis0"), py::arg("axis1"));
-  def_method("swapdims", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, py::arg("dim0"), py::arg("dim1"));
-  def_method("t", [](T t) { return t2(t); });
-  def_method("movedim", [](T t, py::handle s, py::handle d) {
+  both("transpose", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, doc::transpose,
+       py::arg("dim0"), py::arg("dim1"));
+  both("swapaxes", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, doc::swapaxes,
+       py::arg("axis0"), py::arg("axis1"));
+  both("swapdims", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, doc::swapdims,
+       py::arg("dim0"), py::arg("dim1"));
+  both("t", [](T t) { return t2(t); }, doc::t);
+  both("movedim", [](T t, py::handle s, py::handle d) {
     return movedim(t, dims_arg(s, "movedim"), dims_arg(d, "movedim"));
-  }, py::arg("source"), py::arg("destination"));
-  def_method("moveaxis", [](T t, py::handle s, py::handle d) {
+  }, doc::movedim, py::arg("source"), py::arg("destination"));
+  both("moveaxis", [](T t, py::handle s, py::handle d) {
     return movedim(t, dims_arg(s, "moveaxis"), dims_arg(d, "moveaxis"));
-  }, py::arg("source"), py::arg("destination"));
+  }, doc::moveaxis, py::arg("source"), py::arg("destination"));
   def_method("expand", [](T t, py::args a) { return expand(t, shape_args(a, "expand")); });
   def_method("expand_as", [](T t, T o) { return expand(t, o->shape); }, py::arg("other").none(false));
-  def_method("broadcast_to", [](T t, py::handle s) { return expand(t, shape_arg(s, "broadcast_to")); }, py::arg("size"));
-  def_method("narrow", [](T t, int64_t d, int64_t s, int64_t n) { return narrow(t, d, s, n); }, py::arg("dim"),
-             py::arg("start"), py::arg("length"));
-  def_method("select", [](T t, int64_t d, int64_t i) { return select(t, d, i); }, py::arg("dim"), py::arg("index").none(false));
+  both("broadcast_to", [](T t, py::handle s) { return expand(t, shape_arg(s, "broadcast_to")); },
+       doc::broadcast_to, py::arg("size"));
+  both("narrow", [](T t, int64_t d, int64_t s, int64_t n) { return narrow(t, d, s, n); }, doc::narrow,
+       py::arg("dim"), py::arg("start"), py::arg("length"));
+  both("select", [](T t, int64_t d, int64_t i) { return select(t, d, i); }, doc::select, py::arg("dim"),
+       py::arg("index").none(false));
   def_method("split", [](T t, py::handle s, int64_t d) { return split_py(t, s, d); }, py::arg("split_size"),
              py::arg("dim") = 0);
-  def_method("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); }, py::arg("chunks"),
-             py::arg("dim") = 0);
-  def_method("unbind", [](T t, int64_t d) { return as_tuple(unbind(t, d)); }, py::arg("dim") = 0);
+  both("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); }, doc::chunk,
+       py::arg("chunks"), py::arg("dim") = 0);
+  both("unbind", [](T t, int64_t d) { return as_tuple(unbind(t, d)); }, doc::unbind, py::arg("dim") = 0);
   def_method("contiguous", [](T t) { return contiguous(t); });
-  def_method("clone", [](T t) { return clone(t); });
+  both("clone", [](T t) { return clone(t); }, doc::clone);
   def_method("to", &to_py);
   def_method("type", [](T t, py::handle d) -> py::object {
     if (d.is_none()) return py::str(legacy_type_name(t->dtype));
@@ -353,84 +362,36 @@ LUCID_BINDING(ops_shape, 11) {
     LUCID_CHECK_DTYPE(t->ndim() > 0, "iter: iteration over a 0-d tensor");
     return py::iter(py::cast(unbind(t, 0)));
   });
-  def_method("index_select", [](T t, int64_t d, T i) { return index_select(t, d, i); }, py::arg("dim"), py::arg("index").none(false));
-  def_method("gather", [](T t, int64_t d, T i) { return gather(t, d, i); }, py::arg("dim"), py::arg("index").none(false));
-  def_method("scatter_add", [](T t, int64_t d, T i, T s) { return scatter_add(t, d, i, s); }, py::arg("dim"),
-             py::arg("index").none(false), py::arg("src").none(false));
+  both("index_select", [](T t, int64_t d, T i) { return index_select(t, d, i); }, doc::index_select,
+       py::arg("dim"), py::arg("index").none(false));
+  both("gather", [](T t, int64_t d, T i) { return gather(t, d, i); }, doc::gather, py::arg("dim"),
+       py::arg("index").none(false));
+  both("scatter_add", [](T t, int64_t d, T i, T s) { return scatter_add(t, d, i, s); }, doc::scatter_add,
+       py::arg("dim"), py::arg("index").none(false), py::arg("src").none(false));
   def_method("scatter_add_", [](T t, int64_t d, T i, T s) { return scatter_add_(t, d, i, s); }, py::arg("dim"),
              py::arg("index").none(false), py::arg("src").none(false));
-  def_method("nonzero", [](T t, bool as_tuple_) -> py::object {
+  both("nonzero", [](T t, bool as_tuple_) -> py::object {
     return as_tuple_ ? py::object(as_tuple(nonzero_tuple(t))) : py::cast(nonzero(t));
-  }, py::kw_only(), py::arg("as_tuple") = false);
+  }, doc::nonzero, py::kw_only(), py::arg("as_tuple") = false);
 
   // ---- joining and selection ----
-  def_method("masked_fill", [](T t, T m, py::handle v) { return masked_fill(t, m, masked_fill_value(t, v, "masked_fill")); },
-             py::arg("mask").none(false), py::arg("value"));
+  both("masked_fill", [](T t, T m, py::handle v) { return masked_fill(t, m, masked_fill_value(t, v, "masked_fill")); },
+       doc::masked_fill, py::arg("mask").none(false), py::arg("value"));
   def_method("masked_fill_", [](T t, T m, py::handle v) { return masked_fill_(t, m, masked_fill_value(t, v, "masked_fill_")); },
              py::arg("mask").none(false), py::arg("value"));
-  def_method("tril", [](T t, int64_t k) { return tril(t, k); }, py::arg("diagonal") = 0);
-  def_method("triu", [](T t, int64_t k) { return triu(t, k); }, py::arg("diagonal") = 0);
+  both("tril", [](T t, int64_t k) { return tril(t, k); }, doc::tril, py::arg("diagonal") = 0);
+  both("triu", [](T t, int64_t k) { return triu(t, k); }, doc::triu, py::arg("diagonal") = 0);
   def_method("where", [](T t, py::handle c, py::handle o) { return where_py(c, py::cast(t), o); }, py::arg("condition"),
              py::arg("other"));
 
   // ---- module functions (re-exported by pylucid/_shape.py) ----
   m.def("reshape", [](T t, py::handle s) { return reshape(t, shape_arg(s, "reshape")); },
         doc::reshape, py::arg("input").none(false), py::arg("shape"));
-  m.def("flatten", [](T t, int64_t s, int64_t e) { return flatten(t, s, e); },
-        doc::flatten, py::arg("input").none(false), py::arg("start_dim") = 0,
-        py::arg("end_dim") = -1);
-  m.def("unflatten", [](T t, int64_t d, py::handle s) { return unflatten(t, d, shape_arg(s, "unflatten")); },
-        doc::unflatten, py::arg("input").none(false), py::arg("dim"), py::arg("sizes"));
-  m.def("squeeze", [](T t, py::handle d) { return squeeze(t, dims_arg(d, "squeeze")); },
-        doc::squeeze, py::arg("input").none(false),
-        py::arg("dim") = py::none());
-  m.def("unsqueeze", [](T t, int64_t d) { return unsqueeze(t, d); },
-        doc::unsqueeze, py::arg("input").none(false), py::arg("dim"));
   m.def("permute", [](T t, py::handle d) { return permute(t, shape_arg(d, "permute")); },
         doc::permute, py::arg("input").none(false), py::arg("dims"));
-  m.def("transpose", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); },
-        doc::transpose, py::arg("input").none(false), py::arg("dim0"),
-        py::arg("dim1"));
-  m.def("swapaxes", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); },
-        doc::swapaxes, py::arg("input").none(false), py::arg("axis0"),
-        py::arg("axis1"));
-  m.def("swapdims", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); },
-        doc::swapdims, py::arg("input").none(false), py::arg("dim0"),
-        py::arg("dim1"));
-  m.def("t", [](T t) { return t2(t); }, doc::t, py::arg("input").none(false));
-  m.def("movedim", [](T t, py::handle s, py::handle d) { return movedim(t, dims_arg(s, "movedim"), dims_arg(d, "movedim")); },
-        doc::movedim, py::arg("input").none(false), py::arg("source"), py::arg("destination"));
-  m.def("moveaxis", [](T t, py::handle s, py::handle d) { return movedim(t, dims_arg(s, "moveaxis"), dims_arg(d, "moveaxis")); },
-        doc::moveaxis, py::arg("input").none(false), py::arg("source"), py::arg("destination"));
-  m.def("broadcast_to", [](T t, py::handle s) { return expand(t, shape_arg(s, "broadcast_to")); },
-        doc::broadcast_to, py::arg("input").none(false),
-        py::arg("size"));
-  m.def("narrow", [](T t, int64_t d, int64_t s, int64_t n) { return narrow(t, d, s, n); },
-        doc::narrow, py::arg("input").none(false), py::arg("dim"),
-        py::arg("start"), py::arg("length"));
-  m.def("select", [](T t, int64_t d, int64_t i) { return select(t, d, i); },
-        doc::select, py::arg("input").none(false), py::arg("dim"),
-        py::arg("index").none(false));
   m.def("split", [](T t, py::handle s, int64_t d) { return split_py(t, s, d); },
         doc::split, py::arg("tensor").none(false),
         py::arg("split_size_or_sections"), py::arg("dim") = 0);
-  m.def("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); },
-        doc::chunk, py::arg("input").none(false), py::arg("chunks"),
-        py::arg("dim") = 0);
-  m.def("unbind", [](T t, int64_t d) { return as_tuple(unbind(t, d)); },
-        doc::unbind, py::arg("input").none(false), py::arg("dim") = 0);
-  m.def("clone", [](T t) { return clone(t); }, doc::clone, py::arg("input").none(false));
-  m.def("index_select", [](T t, int64_t d, T i) { return index_select(t, d, i); },
-        doc::index_select, py::arg("input").none(false), py::arg("dim"),
-        py::arg("index").none(false));
-  m.def("gather", [](T t, int64_t d, T i) { return gather(t, d, i); },
-        doc::gather, py::arg("input").none(false), py::arg("dim"), py::arg("index").none(false));
-  m.def("scatter_add", [](T t, int64_t d, T i, T s) { return scatter_add(t, d, i, s); },
-        doc::scatter_add, py::arg("input").none(false), py::arg("dim"),
-        py::arg("index").none(false), py::arg("src").none(false));
-  m.def("nonzero", [](T t, bool as_tuple_) -> py::object {
-    return as_tuple_ ? py::object(as_tuple(nonzero_tuple(t))) : py::cast(nonzero(t));
-  }, doc::nonzero, py::arg("input").none(false), py::kw_only(), py::arg("as_tuple") = false);
   m.def("cat", [](py::handle ts, int64_t d) { return cat(tensor_list(ts, "cat"), d); },
         doc::cat, py::arg("tensors"), py::arg("dim") = 0);
   m.def("stack", [](py::handle ts, int64_t d) { return stack(tensor_list(ts, "stack"), d); },
@@ -441,12 +402,6 @@ LUCID_BINDING(ops_shape, 11) {
     if (a.is_none() || b.is_none()) throw LucidError("where: pass both input and other, or neither (nonzero)");
     return py::cast(where_py(c, a, b));
   }, doc::where, py::arg("condition"), py::arg("input") = py::none(), py::arg("other") = py::none());
-  m.def("tril", [](T t, int64_t k) { return tril(t, k); },
-        doc::tril, py::arg("input").none(false), py::arg("diagonal") = 0);
-  m.def("triu", [](T t, int64_t k) { return triu(t, k); },
-        doc::triu, py::arg("input").none(false), py::arg("diagonal") = 0);
-  m.def("masked_fill", [](T t, T mk, py::handle v) { return masked_fill(t, mk, masked_fill_value(t, v, "masked_fill")); },
-        doc::masked_fill, py::arg("input").none(false), py::arg("mask").none(false), py::arg("value"));
 }
 
 }  // namespace lucid::bindings

@@ -232,22 +232,13 @@ LUCID_BINDING(tensor, 0) {
             }
             t.grad = g;
           })
-      .def_property_readonly("grad_fn", [](const TensorImpl& t) { return t.grad_fn; })
       .def("retain_grad", [](const TensorImplPtr& t) {
             LUCID_CHECK(t->requires_grad, "retain_grad: can't retain_grad on a tensor that does not require grad");
             if (t->is_leaf() || t->retains_grad) return;
             t->retains_grad = true;
             std::weak_ptr<TensorImpl> w = t;
             t->grad_fn->pre_hooks.push_back([w](const TensorImplPtr& g) {
-              auto s = w.lock();
-              if (!s) return;
-              if (s->grad) {
-                s->grad = add(s->grad, g);
-              } else {
-                auto fresh = empty(s->shape, s->dtype);  // never alias the flowing gradient
-                copy_into(fresh, g);
-                s->grad = fresh;
-              }
+              if (auto s = w.lock()) accumulate_grad(*s, g);
             });
           })
       .def_property_readonly("retains_grad", [](const TensorImpl& t) { return t.retains_grad; })

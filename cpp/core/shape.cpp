@@ -10,6 +10,15 @@ int64_t numel_of(const Shape& s) {
   return n;
 }
 
+void check_shape_size(const Shape& s, int64_t itemsize, const char* op) {
+  int64_t n = itemsize;
+  for (auto d : s) {
+    LUCID_CHECK_SHAPE(d >= 0, op, ": negative dimension ", d, " in shape ", shape_str(s));
+    LUCID_CHECK(d == 0 || !__builtin_mul_overflow(n, d, &n), op, ": shape ", shape_str(s),
+                " has more elements than a tensor can index (2^63 bytes)");
+  }
+}
+
 Shape contiguous_strides(const Shape& s) {
   Shape st(s.size());
   int64_t acc = 1;

@@ -9,6 +9,10 @@ namespace lucid {
 using Shape = std::vector<int64_t>;
 
 int64_t numel_of(const Shape& s);
+// Throws LucidError naming `op` unless every dim is >= 0 and the product of the sizes (zeros
+// skipped, so strides stay representable) times `itemsize` fits in int64: a wrapped element
+// count would make a 2^80-element tensor look empty.
+void check_shape_size(const Shape& s, int64_t itemsize, const char* op);
 Shape contiguous_strides(const Shape& s);
 std::string shape_str(const Shape& s);
 // Broadcast two shapes by numpy's rules; throws ShapeMismatch naming `op`.

@@ -15,8 +15,7 @@ bool TensorImpl::is_contiguous() const {
 }
 
 TensorImplPtr empty(const Shape& shape, DType dtype) {
-  for (auto d : shape)
-    LUCID_CHECK_SHAPE(d >= 0, "empty: negative dimension ", d, " in shape ", shape_str(shape));
+  check_shape_size(shape, int64_t(itemsize(dtype)), "empty");
   auto t = std::make_shared<TensorImpl>();
   t->storage = Storage::allocate(size_t(numel_of(shape)) * itemsize(dtype));
   t->shape = shape;
@@ -26,6 +25,7 @@ TensorImplPtr empty(const Shape& shape, DType dtype) {
 }
 
 TensorImplPtr make_view(const TensorImplPtr& base, Shape shape, Shape strides, int64_t offset) {
+  check_shape_size(shape, 1, "view");
   auto t = std::make_shared<TensorImpl>();
   t->storage = base->storage;
   t->shape = std::move(shape);

@@ -390,6 +390,7 @@ TensorImplPtr expand(const TensorImplPtr& x, const Shape& sizes) {
     shape[i] = want;
     strides[i] = want == have ? x->strides[i - lead] : 0;
   }
+  check_shape_size(shape, 1, "expand");
   auto out = make_view(x, shape, strides, x->offset);
   record<ExpandBackward>(out, x, [&](ExpandBackward& n) { n.in_shape_ = x->shape; });
   return out;

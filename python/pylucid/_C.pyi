@@ -83,7 +83,7 @@ class Tensor:
     """
     __array_priority__: typing.ClassVar[builtins.int] = 1000
     requires_grad: builtins.bool
-    def all(self, dim = None, keepdim = False):
+    def all(self, dim = None, keepdim = False) -> Tensor:
         """
         True where every element (along ``dim``) is nonzero; a bool tensor.
         
@@ -91,7 +91,7 @@ class Tensor:
             [False, True]
             
         """
-    def any(self, dim = None, keepdim = False):
+    def any(self, dim = None, keepdim = False) -> Tensor:
         """
         True where some element (along ``dim``) is nonzero; a bool tensor.
         
@@ -224,9 +224,13 @@ class Tensor:
         This tensor converted to pylucid.bool (self when it already is).
         """
     def broadcast_to(self, size: typing.Any) -> Tensor:
-        ...
+        """
+        A view broadcast to `size` (stride 0 along the expanded dims); see Tensor.expand.
+        """
     def chunk(self, chunks: typing.SupportsInt | typing.SupportsIndex, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
-        ...
+        """
+        A tuple of at most `chunks` views along `dim`, each of ceil(size / chunks) elements (the last may be smaller).
+        """
     def clamp(self, min: typing.Any = None, max: typing.Any = None) -> Tensor:
         """
         min(max(input, min), max): bounds are numbers or Tensors (broadcast), either may be None; min > max gives max. The gradient passes where min <= input <= max.
@@ -256,7 +260,9 @@ class Tensor:
         [-1.0, 0.5, 1.0]
         """
     def clone(self) -> Tensor:
-        ...
+        """
+        A contiguous copy; its gradient flows back to input.
+        """
     def contiguous(self) -> Tensor:
         ...
     def copy_(self, arg0: Tensor) -> Tensor:
@@ -298,19 +304,25 @@ class Tensor:
     def fill_(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
         ...
     def flatten(self, start_dim: typing.SupportsInt | typing.SupportsIndex = 0, end_dim: typing.SupportsInt | typing.SupportsIndex = -1) -> Tensor:
-        ...
+        """
+        Dims start_dim..end_dim merged into one (a view when possible); a 0-d input gives shape (1,).
+        """
     def float(self):
         """
         This tensor converted to pylucid.float32 (self when it already is).
         """
     def gather(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
-        ...
+        """
+        out[..., i, ...] = input[..., index[..., i, ...], ...] along `dim`; index has input's number of dims.
+        """
     def half(self):
         """
         This tensor converted to pylucid.float16 (self when it already is).
         """
     def index_select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
-        ...
+        """
+        The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
+        """
     def is_contiguous(self) -> builtins.bool:
         ...
     def is_floating_point(self):
@@ -344,7 +356,9 @@ class Tensor:
         This tensor converted to pylucid.int64 (self when it already is).
         """
     def masked_fill(self, mask: Tensor, value: typing.Any) -> Tensor:
-        ...
+        """
+        input with `value` (a number or 0-d tensor) where `mask` (bool, broadcast with input) is True.
+        """
     def masked_fill_(self, mask: Tensor, value: typing.Any) -> Tensor:
         ...
     def matmul(self, other: Tensor) -> Tensor:
@@ -376,13 +390,19 @@ class Tensor:
         Product of two 2-D tensors.
         """
     def moveaxis(self, source: typing.Any, destination: typing.Any) -> Tensor:
-        ...
+        """
+        Alias of movedim (numpy's name).
+        """
     def movedim(self, source: typing.Any, destination: typing.Any) -> Tensor:
-        ...
+        """
+        A view with the dims in `source` moved to the positions in `destination`; the others keep their order.
+        """
     def mul_(self, arg0: typing.Any) -> typing.Any:
         ...
     def narrow(self, dim: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
-        ...
+        """
+        A view of `length` elements of dim `dim` starting at `start` (negative start counts from the end).
+        """
     def neg(self) -> Tensor:
         """
         -input, elementwise (integers stay integers; bool is refused).
@@ -392,7 +412,9 @@ class Tensor:
         Alias of neg.
         """
     def nonzero(self, *, as_tuple: builtins.bool = False) -> typing.Any:
-        ...
+        """
+        The (n, ndim) int64 coordinates of the nonzero elements in row-major order, or a tuple of n-vectors (as_tuple=True).
+        """
     def norm(self, p: typing.Any = 2.0, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
         """
         Vector p-norm over dim (int, tuple or None): p = 2 ('fro'), 1, inf, -inf, 0 (count of non-zeros) or any p > 0.
@@ -434,11 +456,15 @@ class Tensor:
         1 / sqrt(input), elementwise (integers promote to float32).
         """
     def scatter_add(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, src: Tensor) -> Tensor:
-        ...
+        """
+        A copy of input with src added at the positions `index` names along `dim` (repeated positions add up).
+        """
     def scatter_add_(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, src: Tensor) -> Tensor:
         ...
     def select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
-        ...
+        """
+        A view of index `index` along `dim`, that dim removed.
+        """
     def sigmoid(self) -> Tensor:
         """
         1 / (1 + e^-input), elementwise, without overflow for large |input|.
@@ -464,7 +490,9 @@ class Tensor:
         Square root, elementwise (integers promote to float32).
         """
     def squeeze(self, dim: typing.Any = None) -> Tensor:
-        ...
+        """
+        A view without size-1 dims: all of them, or those of `dim` (an int or tuple); other sizes are kept.
+        """
     def std(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None) -> Tensor:
         """
         Standard deviation over dim: sqrt(sum (x - mean)^2 / max(0, N - correction)), correction=1 by default (or unbiased=True/False).
@@ -484,11 +512,17 @@ class Tensor:
         [4.0, 6.0]
         """
     def swapaxes(self, axis0: typing.SupportsInt | typing.SupportsIndex, axis1: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
-        ...
+        """
+        Alias of transpose (numpy's name).
+        """
     def swapdims(self, dim0: typing.SupportsInt | typing.SupportsIndex, dim1: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
-        ...
+        """
+        Alias of transpose.
+        """
     def t(self) -> Tensor:
-        ...
+        """
+        The transpose of a tensor with <= 2 dims (0-d and 1-d tensors come back unchanged).
+        """
     def tanh(self) -> Tensor:
         """
         Hyperbolic tangent, elementwise (integers promote to float32).
@@ -500,23 +534,35 @@ class Tensor:
         Nested Python lists of Python numbers (a number for a 0-d tensor).
         """
     def transpose(self, dim0: typing.SupportsInt | typing.SupportsIndex, dim1: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
-        ...
+        """
+        A view with dims dim0 and dim1 swapped.
+        """
     def tril(self, diagonal: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
-        ...
+        """
+        The lower triangle of the last two dims: elements with col - row <= diagonal kept, the rest zeroed.
+        """
     def triu(self, diagonal: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
-        ...
+        """
+        The upper triangle of the last two dims: elements with col - row >= diagonal kept, the rest zeroed.
+        """
     def type(self, dtype: typing.Any = None) -> typing.Any:
         ...
     def type_as(self, other):
         ...
     def unbind(self, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
-        ...
+        """
+        A tuple of the views input.select(dim, i) for every i.
+        """
     def unflatten(self, dim: typing.SupportsInt | typing.SupportsIndex, sizes: typing.Any) -> Tensor:
-        ...
+        """
+        Dim `dim` split into `sizes` (one -1 is inferred); a view.
+        """
     def uniform_(self, a: typing.SupportsFloat | typing.SupportsIndex = 0.0, b: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> Tensor:
         ...
     def unsqueeze(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
-        ...
+        """
+        A view with a size-1 dim inserted at `dim` (in [-ndim-1, ndim]).
+        """
     def var(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None) -> Tensor:
         """
         Variance over dim: sum (x - mean)^2 / max(0, N - correction), correction=1 by default (or unbiased=True/False).
@@ -549,7 +595,9 @@ class Tensor:
         ...
     @property
     def grad_fn(self) -> Node | None:
-        ...
+        """
+        The backward node that produced this tensor; None for a leaf.
+        """
     @property
     def is_leaf(self) -> builtins.bool:
         ...

@@ -35,6 +35,19 @@ _NP_OF = {dtype.bool: _np.bool_, dtype.int64: _np.int64, dtype.float16: _np.floa
           dtype.float32: _np.float32, dtype.float64: _np.float64}
 
 
+def _tensor_arg(x, op, name="input"):
+    """``x`` if it is a Tensor, else a DtypeMismatch (a TypeError) naming the op."""
+    if not isinstance(x, Tensor):
+        raise _C.DtypeMismatch(f"{op}: expected a Tensor for {name}, got {type(x).__name__}")
+    return x
+
+
+def _dtype_arg(d, op):
+    if d is not None and not isinstance(d, dtype):
+        raise _C.DtypeMismatch(f"{op}: dtype must be a pylucid dtype (e.g. pylucid.float32), got {d!r}")
+    return d
+
+
 def get_default_dtype():
     """The dtype of floating tensors created from Python numbers: ``pylucid.float32``."""
     return float32
@@ -85,6 +98,7 @@ def tensor(data, dtype=None, requires_grad=False) -> Tensor:
     >>> tensor([1.5, 2.0]).dtype
     pylucid.float32
     """
+    _dtype_arg(dtype, "tensor")
     if isinstance(data, Tensor):
         t = data.detach().to(dtype or data.dtype).clone()
     else:
@@ -190,36 +204,43 @@ def randint(low, high=None, size=None, dtype=None) -> Tensor:
 
 def empty_like(t, dtype=None, requires_grad=False) -> Tensor:
     """An uninitialised tensor with ``t``'s shape (and dtype unless given)."""
+    _tensor_arg(t, "empty_like")
     return empty(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
 def zeros_like(t, dtype=None, requires_grad=False) -> Tensor:
     """Zeros with ``t``'s shape (and dtype unless given)."""
+    _tensor_arg(t, "zeros_like")
     return full(t.shape, 0.0, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
 def ones_like(t, dtype=None, requires_grad=False) -> Tensor:
     """Ones with ``t``'s shape (and dtype unless given)."""
+    _tensor_arg(t, "ones_like")
     return full(t.shape, 1.0, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, requires_grad=False) -> Tensor:
     """``fill_value`` with ``t``'s shape (and dtype unless given)."""
+    _tensor_arg(t, "full_like")
     return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
 def rand_like(t, dtype=None, requires_grad=False) -> Tensor:
     """Uniform [0, 1) samples with ``t``'s shape."""
+    _tensor_arg(t, "rand_like")
     return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
 def randn_like(t, dtype=None, requires_grad=False) -> Tensor:
     """Standard normal samples with ``t``'s shape."""
+    _tensor_arg(t, "randn_like")
     return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
 def randint_like(t, low, high=None, dtype=None) -> Tensor:
     """Integers in [low, high) with ``t``'s shape."""
+    _tensor_arg(t, "randint_like")
     return randint(low, high, t.shape, dtype=dtype or int64)
 
 
@@ -227,6 +248,8 @@ def from_dlpack(obj) -> Tensor:
     """A tensor sharing memory with any object that speaks DLPack (numpy, PyTorch, ...)."""
     if isinstance(obj, Tensor):
         return obj
+    if not hasattr(obj, "__dlpack__"):
+        raise _C.DtypeMismatch(f"from_dlpack: expected an object with __dlpack__, got {type(obj).__name__}")
     return _C._from_numpy(_np.from_dlpack(obj))
 
 
@@ -236,7 +259,7 @@ def _all(input, dim=None, keepdim=False) -> Tensor:
     >>> tensor([[1, 0], [2, 3]]).all(dim=1).tolist()
     [False, True]
     """
-    zeros = input == 0
+    zeros = _tensor_arg(input, "all") == 0
     return (zeros.sum() if dim is None else zeros.sum(dim, keepdim)) == 0
 
 
@@ -246,7 +269,7 @@ def _any(input, dim=None, keepdim=False) -> Tensor:
     >>> tensor([[1, 0], [0, 0]]).any(dim=1).tolist()
     [True, False]
     """
-    nonzero = input != 0
+    nonzero = _tensor_arg(input, "any") != 0
     return (nonzero.sum() if dim is None else nonzero.sum(dim, keepdim)) > 0
 
 
@@ -366,7 +389,7 @@ Tensor.bool = _as(dtype.bool)
 Tensor.is_floating_point = lambda self: self.dtype.is_floating_point
 Tensor.device = property(lambda self: "cpu")
 Tensor.cpu = lambda self: self
-Tensor.type_as = lambda self, other: self.to(other.dtype)
+Tensor.type_as = lambda self, other: self.to(_tensor_arg(other, "type_as", "other").dtype)
 Tensor.nelement = Tensor.numel
 Tensor.__format__ = lambda self, spec: (format(self.item(), spec) if self.numel() == 1 and spec
                                         else _repr(self))

@@ -28,8 +28,8 @@ def gelu(input, approximate="none") -> Tensor:
 def silu(input, inplace=False) -> Tensor:
     """``input * sigmoid(input)`` (swish). ``inplace=True`` writes the result into ``input``
     and, like PyTorch, is refused on a tensor that requires grad."""
-    if not inplace:
-        return _C.silu(input)
+    if not inplace or not isinstance(input, Tensor):
+        return _C.silu(input)  # a non-Tensor input gets the op's own type error
     if input.requires_grad:
         raise _C.LucidError("silu: inplace=True on a tensor that requires grad")
     return input.copy_(_C.silu(input))
