@@ -23,18 +23,13 @@ autodoc_default_options = {"members": True, "undoc-members": False, "show-inheri
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 # Every cross-reference must resolve (a renamed function breaks the build), except the bases
-# that inheritance lists name but that are not public, and two references inside docstrings that
-# name objects by a short name the documented module does not export.
+# that inheritance lists name but that are not public.
 nitpicky = True
 nitpick_ignore = [
     ("py:class", "pybind11_builtins.pybind11_object"),
-    ("py:class", "GradcheckError"),
-    ("py:func", "gradcheck"),
 ]
 nitpick_ignore_regex = [
     ("py:class", r"pylucid(\.\w+)*\._\w+"),  # private bases (_Loss, _GradModeContext, ...)
-    # napoleon reads the first line of a property docstring "Text: more" as "type: description"
-    ("py:class", r"Number|features the RMS is estimated from"),
 ]
 exclude_patterns = ["_build"]
 # Only the explicit ``.. doctest::`` blocks of the pages run here; docstring examples run in

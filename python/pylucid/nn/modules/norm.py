@@ -82,7 +82,7 @@ class RMSNorm(Module):
 
     @property
     def k(self):
-        """Number of features the RMS is estimated from: ``dim`` (the product of the dims) when
+        """How many features the RMS is estimated from, ``dim`` (the product of the dims) when
         ``partial_ratio`` is 0, else ``max(1, ceil(dim * partial_ratio))``. Follows
         ``partial_ratio`` if that is changed after construction."""
         return _C._rms_norm_check(self.normalized_shape, self.eps, self.partial_ratio)
