@@ -89,13 +89,21 @@ def test_inplace_on_saved_tensor_raises_at_backward():
         y.sum().backward()
 
 
-def _train(seed, steps, out):
+def _setup(seed):
+    """Model, optimizer and data for one run. Built before any thread starts: the random
+    generator is process-wide (as PyTorch's default one), so seeding inside racing threads
+    would interleave the two streams."""
     pylucid.manual_seed(seed)
     model = nn.Sequential(nn.Linear(8, 32), nn.RMSNorm(32), nn.SiLU(), nn.Linear(32, 4))
     opt = pylucid.optim.Adam(model.parameters(), lr=1e-2)
     rng = np.random.default_rng(seed)
     x = pylucid.from_numpy(rng.standard_normal((64, 8)).astype(np.float32))
     y = pylucid.from_numpy(rng.integers(0, 4, 64))
+    return model, opt, x, y
+
+
+def _train(run, steps, out, key):
+    model, opt, x, y = run
     losses = []
     for _ in range(steps):
         opt.zero_grad()
@@ -103,16 +111,18 @@ def _train(seed, steps, out):
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    out[seed] = (losses, [p.detach().numpy().copy() for p in model.parameters()])
+    out[key] = (losses, [p.detach().numpy().copy() for p in model.parameters()])
 
 
 def test_two_threads_train_like_one_after_the_other():
-    """Guards against shared mutable state (grad mode, autocast, RNG use, engine) across threads."""
+    """Guards against shared mutable state (grad mode, autocast, the engine, kernel scratch)
+    across threads: two models trained at once end exactly where training them in turn ends."""
     serial = {}
-    _train(1, 30, serial)
-    _train(2, 30, serial)
+    for s in (1, 2):
+        _train(_setup(s), 30, serial, s)
     parallel = {}
-    ts = [threading.Thread(target=_train, args=(s, 30, parallel)) for s in (1, 2)]
+    runs = {s: _setup(s) for s in (1, 2)}
+    ts = [threading.Thread(target=_train, args=(runs[s], 30, parallel, s)) for s in (1, 2)]
     for t in ts:
         t.start()
     for t in ts:
