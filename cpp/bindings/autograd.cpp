@@ -7,16 +7,28 @@
 namespace lucid::bindings {
 
 LUCID_BINDING(autograd, 1) {
-  py::enum_<AmpPolicy>(m, "AmpPolicy")
-      .value("Promote", AmpPolicy::Promote)
+  py::enum_<AmpPolicy> amp(m, "AmpPolicy",
+                           "What an op computes in under autocast: Promote (floating inputs run in the autocast "
+                           "dtype), KeepInput (the input dtype), ForceFP32 (half inputs upcast to float32, "
+                           "float32/float64 kept); `name` is the policy's name and `value` its integer code.");
+  amp.value("Promote", AmpPolicy::Promote)
       .value("KeepInput", AmpPolicy::KeepInput)
       .value("ForceFP32", AmpPolicy::ForceFP32);
+  // pybind11 makes the enum's `name` and `value` properties without a docstring; give them one.
+  amp.attr("__dict__")["name"].attr("__doc__") = "The policy's name, 'Promote', 'KeepInput' or 'ForceFP32'.";
+  amp.attr("__dict__")["value"].attr("__doc__") =
+      "The policy's integer code in the C++ AmpPolicy enum (Promote 0, KeepInput 1, ForceFP32 2).";
 
   py::class_<OpSchema>(m, "OpSchema", "What an op declares once: name, version, amp_policy (its behaviour under autocast) and produces_grad (whether it records a backward node).")
-      .def_property_readonly("name", [](const OpSchema& s) { return std::string(s.name); })
-      .def_readonly("version", &OpSchema::version)
-      .def_readonly("amp_policy", &OpSchema::amp_policy)
-      .def_readonly("produces_grad", &OpSchema::produces_grad)
+      .def_property_readonly("name", [](const OpSchema& s) { return std::string(s.name); },
+                             "The op's registered name, e.g. 'rms_norm' (the key of pylucid.ops.schema).")
+      .def_readonly("version", &OpSchema::version,
+                    "The schema's version, an int (1 for every op today, their nodes' schema_v1).")
+      .def_readonly("amp_policy", &OpSchema::amp_policy,
+                    "The op's AmpPolicy, which picks the dtype it computes in under autocast.")
+      .def_readonly("produces_grad", &OpSchema::produces_grad,
+                    "Whether the op records a backward node when an input requires grad (False for "
+                    "non-differentiable ops such as comparisons).")
       .def("__eq__", [](const OpSchema& a, const OpSchema& b) {
         return std::string(a.name) == b.name && a.version == b.version && a.amp_policy == b.amp_policy &&
                a.produces_grad == b.produces_grad;
@@ -34,15 +46,18 @@ LUCID_BINDING(autograd, 1) {
   m.def("_schemas", []() { return all_schemas(); });
 
   py::class_<Node, NodePtr>(m, "Node", "A backward node of the autograd graph (a tensor's grad_fn): name(), schema, next_functions.")
-      .def("name", &Node::name)
+      .def("name", &Node::name, "The node's class name, e.g. 'MulBackward' or 'AccumulateGrad'.")
       .def_property_readonly("schema", [](const Node& n) -> py::object {
         return n.schema() ? py::cast(*n.schema()) : py::none();
-      })
+      }, "A copy of the OpSchema of the op that recorded this node; None for AccumulateGrad.")
       .def_property_readonly("next_functions", [](const Node& n) {
         py::list l;
         for (auto& e : n.next_edges) l.append(py::make_tuple(e.fn ? py::cast(e.fn) : py::none(), e.input_nr));
         return py::tuple(l);
-      })
+      }, "One (node, input_nr) pair per input of the op, in input order, as in PyTorch. The node is the "
+         "input's grad_fn, an AccumulateGrad for a leaf that requires grad, or None for an input that needs "
+         "no gradient; input_nr is always 0 (every node has one output). Empty once a backward without "
+         "retain_graph has freed the graph.")
       .def("__repr__", [](const Node& n) { return str("<", n.name(), ">"); });
 
   // Bound here rather than with the rest of Tensor so that its signature names the Node class.
@@ -51,7 +66,8 @@ LUCID_BINDING(autograd, 1) {
                              "The backward node that produced this tensor; None for a leaf.");
 
   py::class_<AccumulateGrad, Node, std::shared_ptr<AccumulateGrad>>(m, "AccumulateGrad", "The node at a leaf: adds the incoming gradient into variable.grad.")
-      .def_readonly("variable", &AccumulateGrad::variable);
+      .def_readonly("variable", &AccumulateGrad::variable,
+                    "The leaf tensor whose .grad this node accumulates into (a strong reference).");
 
   m.def("_live_counts", []() {
     return py::make_tuple(TensorImpl::live.load(), Node::live.load());

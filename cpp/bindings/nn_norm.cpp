@@ -22,6 +22,18 @@ py::tuple apply_from_python(NodeT& n, const TensorImplPtr& grad_out) {
   return py::tuple(out);
 }
 
+// The static property schema_v1, documented on its getter: CPython 3.11 drops the docstring given to
+// a property subclass without an instance dict (pybind11's static property), so help() and the
+// docstring test read the getter's.
+template <class NodeT, class Cls>
+void def_schema_v1(Cls& c) {
+  const OpSchema& s = NodeT::schema_v1;
+  std::string doc = str("The registered schema: ", s.name, ", version ", s.version, ", ", amp_policy_name(s.amp_policy),
+                        s.produces_grad ? ", produces_grad." : ".");
+  c.def_property_readonly_static("schema_v1", py::cpp_function([](py::handle) { return NodeT::schema_v1; },
+                                                               py::doc(doc.c_str())));
+}
+
 }  // namespace
 
 LUCID_BINDING(nn_norm, 20) {
@@ -79,21 +91,22 @@ LUCID_BINDING(nn_norm, 20) {
       },
       py::arg("channel_groups"), py::arg("eps"));
 
-  py::class_<RMSNormBackward, Node, std::shared_ptr<RMSNormBackward>>(
+  py::class_<RMSNormBackward, Node, std::shared_ptr<RMSNormBackward>> rms(
       m, "RMSNormBackward",
       "Backward node of rms_norm (RMSNorm and partial RMSNorm): saves x, gamma and the per-slice "
-      "reciprocal RMS; apply(grad_out) returns (dx, d_gamma) in closed form.")
-      .def_property_readonly_static("schema_v1", [](py::handle) { return RMSNormBackward::schema_v1; },
-                                    "The registered schema: rms_norm, version 1, ForceFP32, produces_grad.")
-      .def_property_readonly("saved_rstd", [](const RMSNormBackward& n) { return n.saved_rstd_; },
-                             "Per-slice reciprocal RMS, a Tensor of shape (outer,); None once freed.")
+      "reciprocal RMS; apply(grad_out) returns (dx, d_gamma) in closed form.");
+  def_schema_v1<RMSNormBackward>(rms);
+  rms.def_property_readonly("saved_rstd", [](const RMSNormBackward& n) { return n.saved_rstd_; },
+                            "Per-slice reciprocal RMS, a Tensor of shape (outer,) in float32 (float64 for float64 "
+                            "inputs); None once freed.")
       .def_property_readonly("outer", [](const RMSNormBackward& n) { return n.outer_; },
                              "Product of the leading (not normalised) dims of x.")
       .def_property_readonly("N", [](const RMSNormBackward& n) { return n.N_; },
                              "Product of the normalised trailing dims of x.")
       .def_property_readonly("k", [](const RMSNormBackward& n) { return n.k_; },
                              "Number of leading features the RMS is taken over (N unless partial).")
-      .def_property_readonly("eps", [](const RMSNormBackward& n) { return n.eps_; })
+      .def_property_readonly("eps", [](const RMSNormBackward& n) { return n.eps_; },
+                             "The eps added to the mean square before the reciprocal square root, a float.")
       .def_static(
           "forward",
           [](const TensorImplPtr& x, const OptTensor& gamma, double eps) {
@@ -104,32 +117,47 @@ LUCID_BINDING(nn_norm, 20) {
       .def("apply", &apply_from_python<RMSNormBackward>, py::arg("grad_out"),
            "(dx, d_gamma) for grad_out, the gradient of the output (None where not needed).");
 
-  py::class_<GroupRMSNormBackward, Node, std::shared_ptr<GroupRMSNormBackward>>(
+  py::class_<GroupRMSNormBackward, Node, std::shared_ptr<GroupRMSNormBackward>> grms(
       m, "GroupRMSNormBackward",
       "Backward node of group_rms_norm: saves x, gamma, the group ids and the reciprocal RMS per "
-      "(row, group); apply(grad_out) returns (dx, d_gamma).")
-      .def_property_readonly_static("schema_v1", [](py::handle) { return GroupRMSNormBackward::schema_v1; })
-      .def_property_readonly("saved_rstd", [](const GroupRMSNormBackward& n) { return n.saved_rstd_; },
-                             "Reciprocal RMS per (row, group), shape (B, G); None once freed.")
-      .def_property_readonly("channel_groups", [](const GroupRMSNormBackward& n) { return n.groups_; })
-      .def_property_readonly("n_channels", [](const GroupRMSNormBackward& n) { return n.counts_; })
-      .def_property_readonly("B", [](const GroupRMSNormBackward& n) { return n.B_; })
-      .def_property_readonly("C", [](const GroupRMSNormBackward& n) { return n.C_; })
-      .def_property_readonly("G", [](const GroupRMSNormBackward& n) { return n.G_; })
-      .def_property_readonly("eps", [](const GroupRMSNormBackward& n) { return n.eps_; })
+      "(row, group); apply(grad_out) returns (dx, d_gamma).");
+  def_schema_v1<GroupRMSNormBackward>(grms);
+  grms.def_property_readonly("saved_rstd", [](const GroupRMSNormBackward& n) { return n.saved_rstd_; },
+                             "Reciprocal RMS per (row, group), a Tensor of shape (B, G) in float32 (float64 for "
+                             "float64 inputs); None once freed.")
+      .def_property_readonly("channel_groups", [](const GroupRMSNormBackward& n) { return n.groups_; },
+                             "The validated group id of each channel, a contiguous int64 Tensor of shape (C,); "
+                             "kept after backward (not freed with the saved tensors).")
+      .def_property_readonly("n_channels", [](const GroupRMSNormBackward& n) { return n.counts_; },
+                             "The channel count of each group, an int64 Tensor of shape (G,); kept after backward.")
+      .def_property_readonly("B", [](const GroupRMSNormBackward& n) { return n.B_; },
+                             "Rows of the input (its dim 0).")
+      .def_property_readonly("C", [](const GroupRMSNormBackward& n) { return n.C_; },
+                             "Channels of the input (its dim 1).")
+      .def_property_readonly("G", [](const GroupRMSNormBackward& n) { return n.G_; },
+                             "Number of channel groups (max group id + 1).")
+      .def_property_readonly("eps", [](const GroupRMSNormBackward& n) { return n.eps_; },
+                             "The eps added to each group's mean square before the reciprocal square root, a float.")
       .def("apply", &apply_from_python<GroupRMSNormBackward>, py::arg("grad_out"),
            "(dx, d_gamma) for grad_out (None where not needed).");
 
-  py::class_<LayerNormBackward, Node, std::shared_ptr<LayerNormBackward>>(
+  py::class_<LayerNormBackward, Node, std::shared_ptr<LayerNormBackward>> ln(
       m, "LayerNormBackward",
       "Backward node of layer_norm: saves x, weight, the per-slice mean and reciprocal std; "
-      "apply(grad_out) returns (dx, d_weight, d_bias).")
-      .def_property_readonly_static("schema_v1", [](py::handle) { return LayerNormBackward::schema_v1; })
-      .def_property_readonly("saved_mean", [](const LayerNormBackward& n) { return n.saved_mean_; })
-      .def_property_readonly("saved_rstd", [](const LayerNormBackward& n) { return n.saved_rstd_; })
-      .def_property_readonly("outer", [](const LayerNormBackward& n) { return n.outer_; })
-      .def_property_readonly("N", [](const LayerNormBackward& n) { return n.N_; })
-      .def_property_readonly("eps", [](const LayerNormBackward& n) { return n.eps_; })
+      "apply(grad_out) returns (dx, d_weight, d_bias).");
+  def_schema_v1<LayerNormBackward>(ln);
+  ln.def_property_readonly("saved_mean", [](const LayerNormBackward& n) { return n.saved_mean_; },
+                           "Per-slice mean of x, a Tensor of shape (outer,) in float32 (float64 for float64 "
+                           "inputs); None once freed.")
+      .def_property_readonly("saved_rstd", [](const LayerNormBackward& n) { return n.saved_rstd_; },
+                             "Per-slice reciprocal std 1 / sqrt(var + eps), a Tensor of shape (outer,) in float32 "
+                             "(float64 for float64 inputs); None once freed.")
+      .def_property_readonly("outer", [](const LayerNormBackward& n) { return n.outer_; },
+                             "Product of the leading (not normalised) dims of x.")
+      .def_property_readonly("N", [](const LayerNormBackward& n) { return n.N_; },
+                             "Product of the normalised trailing dims of x.")
+      .def_property_readonly("eps", [](const LayerNormBackward& n) { return n.eps_; },
+                             "The eps added to the variance before the reciprocal square root, a float.")
       .def("apply", &apply_from_python<LayerNormBackward>, py::arg("grad_out"),
            "(dx, d_weight, d_bias) for grad_out (None where not needed).");
 }

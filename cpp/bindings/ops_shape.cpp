@@ -300,14 +300,24 @@ LUCID_BINDING(ops_shape, 11) {
   using T = const TensorImplPtr&;
   py::object cls = py::type::of<TensorImpl>();
   py::object property = py::module_::import("builtins").attr("property");
-  py::setattr(cls, "T", property(py::cpp_function([](T t) { return reversed_dims(t); })));
-  py::setattr(cls, "mT", property(py::cpp_function([](T t) { return matrix_transpose(t); })));
+  py::setattr(cls, "T", property(py::cpp_function([](T t) { return reversed_dims(t); }), py::none(), py::none(),
+                                 "A view with all dims in reverse order (permute(ndim-1, ..., 0)); the transpose of a "
+                                 "matrix, the tensor itself for 0-d and 1-d."));
+  py::setattr(cls, "mT", property(py::cpp_function([](T t) { return matrix_transpose(t); }), py::none(), py::none(),
+                                  "A view with the last two dims swapped (a batch of transposed matrices); needs "
+                                  "ndim >= 2."));
 
   // ---- views ----
-  def_method("view", [](T t, py::args a) { return view(t, shape_args(a, "view")); });
-  def_method("reshape", [](T t, py::args a) { return reshape(t, shape_args(a, "reshape")); });
-  def_method("view_as", [](T t, T o) { return view(t, o->shape); }, py::arg("other").none(false));
-  def_method("reshape_as", [](T t, T o) { return reshape(t, o->shape); }, py::arg("other").none(false));
+  def_method("view", [](T t, py::args a) { return view(t, shape_args(a, "view")); },
+             "A view of the same elements with the given shape (ints or one tuple; one -1 is inferred), sharing "
+             "storage; never copies: raises LucidError when the strides do not allow it (use reshape).");
+  def_method("reshape", [](T t, py::args a) { return reshape(t, shape_args(a, "reshape")); },
+             "The same elements with the given shape (ints or one tuple; one -1 is inferred): a view when the "
+             "strides allow it, else a contiguous copy. Gradients are reshaped back.");
+  def_method("view_as", [](T t, T o) { return view(t, o->shape); }, py::arg("other").none(false),
+             "view(other.shape): a view with other's shape (never a copy).");
+  def_method("reshape_as", [](T t, T o) { return reshape(t, o->shape); }, py::arg("other").none(false),
+             "reshape(other.shape): other's shape, a view when the strides allow it, else a copy.");
   auto both = [&m](const char* name, auto&& fn, const char* doc, const auto&... extra) {
     def_function_and_method(m, name, fn, doc, extra...);
   };
@@ -318,7 +328,9 @@ LUCID_BINDING(ops_shape, 11) {
   both("squeeze", [](T t, py::handle d) { return squeeze(t, dims_arg(d, "squeeze")); }, doc::squeeze,
        py::arg("dim") = py::none());
   both("unsqueeze", [](T t, int64_t d) { return unsqueeze(t, d); }, doc::unsqueeze, py::arg("dim"));
-  def_method("permute", [](T t, py::args a) { return permute(t, shape_args(a, "permute")); });
+  def_method("permute", [](T t, py::args a) { return permute(t, shape_args(a, "permute")); },
+             "A view with the dims reordered (ints or one tuple, a permutation of 0..ndim-1): output dim i is "
+             "input dim dims[i].");
   both("transpose", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, doc::transpose,
        py::arg("dim0"), py::arg("dim1"));
   both("swapaxes", [](T t, int64_t a, int64_t b) { return transpose(t, a, b); }, doc::swapaxes,
@@ -332,8 +344,11 @@ LUCID_BINDING(ops_shape, 11) {
   both("moveaxis", [](T t, py::handle s, py::handle d) {
     return movedim(t, dims_arg(s, "moveaxis"), dims_arg(d, "moveaxis"));
   }, doc::moveaxis, py::arg("source"), py::arg("destination"));
-  def_method("expand", [](T t, py::args a) { return expand(t, shape_args(a, "expand")); });
-  def_method("expand_as", [](T t, T o) { return expand(t, o->shape); }, py::arg("other").none(false));
+  def_method("expand", [](T t, py::args a) { return expand(t, shape_args(a, "expand")); },
+             "A view broadcast to the given sizes without copying: only size-1 dims grow (stride 0), -1 keeps a "
+             "dim, new leading dims may be added. The gradient is summed back over the expanded dims.");
+  def_method("expand_as", [](T t, T o) { return expand(t, o->shape); }, py::arg("other").none(false),
+             "expand(other.shape): a view broadcast to other's shape.");
   both("broadcast_to", [](T t, py::handle s) { return expand(t, shape_arg(s, "broadcast_to")); },
        doc::broadcast_to, py::arg("size"));
   both("narrow", [](T t, int64_t d, int64_t s, int64_t n) { return narrow(t, d, s, n); }, doc::narrow,
@@ -341,17 +356,25 @@ LUCID_BINDING(ops_shape, 11) {
   both("select", [](T t, int64_t d, int64_t i) { return select(t, d, i); }, doc::select, py::arg("dim"),
        py::arg("index").none(false));
   def_method("split", [](T t, py::handle s, int64_t d) { return split_py(t, s, d); }, py::arg("split_size"),
-             py::arg("dim") = 0);
+             py::arg("dim") = 0,
+             "A tuple of views along dim: pieces of split_size (an int; the last may be smaller), or of the "
+             "given sizes (a list that must add up to the dim's size).");
   both("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); }, doc::chunk,
        py::arg("chunks"), py::arg("dim") = 0);
   both("unbind", [](T t, int64_t d) { return as_tuple(unbind(t, d)); }, doc::unbind, py::arg("dim") = 0);
-  def_method("contiguous", [](T t) { return contiguous(t); });
+  def_method("contiguous", [](T t) { return contiguous(t); },
+             "self when already contiguous, else a row-major copy (differentiable).");
   both("clone", [](T t) { return clone(t); }, doc::clone);
-  def_method("to", &to_py);
+  def_method("to", &to_py,
+             "This tensor converted to a dtype, given as a dtype, as other Tensor's dtype, or dtype=; a device "
+             "may be passed but must be 'cpu'. Returns self when the dtype already matches unless copy=True. "
+             "Differentiable: the gradient is cast back to this dtype.");
   def_method("type", [](T t, py::handle d) -> py::object {
     if (d.is_none()) return py::str(legacy_type_name(t->dtype));
     return py::cast(to(t, dtype_value(d, "type"), false));
-  }, py::arg("dtype") = py::none());
+  }, py::arg("dtype") = py::none(),
+             "Without an argument, PyTorch's legacy type name (e.g. 'pylucid.FloatTensor'); with a dtype, "
+             "to(dtype).");
 
   // ---- indexing ----
   def_method("__getitem__", [](T t, py::handle idx) { return index(t, index_items(idx, "index")); });
@@ -369,7 +392,10 @@ LUCID_BINDING(ops_shape, 11) {
   both("scatter_add", [](T t, int64_t d, T i, T s) { return scatter_add(t, d, i, s); }, doc::scatter_add,
        py::arg("dim"), py::arg("index").none(false), py::arg("src").none(false));
   def_method("scatter_add_", [](T t, int64_t d, T i, T s) { return scatter_add_(t, d, i, s); }, py::arg("dim"),
-             py::arg("index").none(false), py::arg("src").none(false));
+             py::arg("index").none(false), py::arg("src").none(false),
+             "In-place scatter_add: adds src (self's dtype) at the positions the int64 index names along dim "
+             "(repeated positions add up) and returns self; not recorded by autograd (refused on a tensor "
+             "that requires grad while grad mode is on).");
   both("nonzero", [](T t, bool as_tuple_) -> py::object {
     return as_tuple_ ? py::object(as_tuple(nonzero_tuple(t))) : py::cast(nonzero(t));
   }, doc::nonzero, py::kw_only(), py::arg("as_tuple") = false);
@@ -378,11 +404,15 @@ LUCID_BINDING(ops_shape, 11) {
   both("masked_fill", [](T t, T m, py::handle v) { return masked_fill(t, m, masked_fill_value(t, v, "masked_fill")); },
        doc::masked_fill, py::arg("mask").none(false), py::arg("value"));
   def_method("masked_fill_", [](T t, T m, py::handle v) { return masked_fill_(t, m, masked_fill_value(t, v, "masked_fill_")); },
-             py::arg("mask").none(false), py::arg("value"));
+             py::arg("mask").none(false), py::arg("value"),
+             "In-place masked_fill: writes value (a number or 0-d tensor) where the bool mask, broadcast to "
+             "self's shape, is True, and returns self; not recorded by autograd.");
   both("tril", [](T t, int64_t k) { return tril(t, k); }, doc::tril, py::arg("diagonal") = 0);
   both("triu", [](T t, int64_t k) { return triu(t, k); }, doc::triu, py::arg("diagonal") = 0);
   def_method("where", [](T t, py::handle c, py::handle o) { return where_py(c, py::cast(t), o); }, py::arg("condition"),
-             py::arg("other"));
+             py::arg("other"),
+             "pylucid.where(condition, self, other): self where condition is True, else other (a Tensor or "
+             "number), all broadcast; differentiable in self and other.");
 
   // ---- module functions (re-exported by pylucid/_shape.py) ----
   m.def("reshape", [](T t, py::handle s) { return reshape(t, shape_arg(s, "reshape")); },

@@ -167,8 +167,10 @@ py::object inplace_op(const TensorImplPtr& a, py::handle b, TensorImplPtr (*f)(c
 }  // namespace
 
 LUCID_BINDING(tensor, 0) {
-  py::enum_<DType>(m, "dtype")
-      .value("bool", DType::Bool)
+  py::enum_<DType> dt(m, "dtype",
+                      "The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, "
+                      "bfloat16, float32, float64; `name` is its name and `value` its integer code.");
+  dt.value("bool", DType::Bool)
       .value("int64", DType::Int64)
       .value("float16", DType::Float16)
       .value("bfloat16", DType::BFloat16)
@@ -176,8 +178,16 @@ LUCID_BINDING(tensor, 0) {
       .value("float64", DType::Float64)
       .def("__repr__", [](DType d) { return std::string("pylucid.") + dtype_name(d); })
       .def("__str__", [](DType d) { return std::string("pylucid.") + dtype_name(d); })
-      .def_property_readonly("is_floating_point", [](DType d) { return is_floating(d); })
-      .def_property_readonly("itemsize", [](DType d) { return itemsize(d); });
+      .def_property_readonly("is_floating_point", [](DType d) { return is_floating(d); },
+                             "True for float16, bfloat16, float32 and float64 (the dtypes that can require grad).")
+      .def_property_readonly("itemsize", [](DType d) { return itemsize(d); },
+                             "Bytes per element (1 for bool, 2 for float16/bfloat16, 4 for float32, 8 for "
+                             "int64/float64).");
+  // pybind11 makes the enum's `name` and `value` properties without a docstring; give them one.
+  dt.attr("__dict__")["name"].attr("__doc__") = "The dtype's name without the module, e.g. 'float32'.";
+  dt.attr("__dict__")["value"].attr("__doc__") =
+      "The dtype's integer code in the C++ DType enum (bool 0, int64 1, float16 2, bfloat16 3, float32 4, "
+      "float64 5), not PyTorch's numbering.";
   m.def("promote_types", &promote_types);
 
   py::class_<TensorImpl, TensorImplPtr> T(m, "Tensor",
@@ -192,18 +202,33 @@ LUCID_BINDING(tensor, 0) {
           return t;
         }),
         py::arg("data"), py::arg("requires_grad") = false)
-      .def_property_readonly("shape", [](const TensorImpl& t) { return py::tuple(py::cast(t.shape)); })
-      .def_property_readonly("dtype", [](const TensorImpl& t) { return t.dtype; })
-      .def_property_readonly("ndim", [](const TensorImpl& t) { return t.ndim(); })
-      .def("dim", [](const TensorImpl& t) { return t.ndim(); })
-      .def("numel", [](const TensorImpl& t) { return t.numel(); })
-      .def("stride", [](const TensorImpl& t) { return py::tuple(py::cast(t.strides)); })
-      .def("storage_offset", [](const TensorImpl& t) { return t.offset; })
-      .def("element_size", [](const TensorImpl& t) { return itemsize(t.dtype); })
-      .def("data_ptr", [](const TensorImpl& t) { return reinterpret_cast<uintptr_t>(t.raw()); })
-      .def("is_contiguous", &TensorImpl::is_contiguous)
+      .def_property_readonly("shape", [](const TensorImpl& t) { return py::tuple(py::cast(t.shape)); },
+          "The size of each dim, a tuple of ints (() for a 0-d tensor); PyTorch's Tensor.shape as a plain tuple.")
+      .def_property_readonly("dtype", [](const TensorImpl& t) { return t.dtype; },
+          "The element type, a pylucid.dtype.")
+      .def_property_readonly("ndim", [](const TensorImpl& t) { return t.ndim(); },
+          "The number of dims (0 for a scalar tensor); same as dim().")
+      .def("dim", [](const TensorImpl& t) { return t.ndim(); },
+          "The number of dims (0 for a scalar tensor); same as the ndim property.")
+      .def("numel", [](const TensorImpl& t) { return t.numel(); },
+          "The number of elements, the product of the shape (1 for a 0-d tensor, 0 when a dim is 0).")
+      .def("stride", [](const TensorImpl& t) { return py::tuple(py::cast(t.strides)); },
+          "The step between neighbouring elements of each dim, in elements (not bytes), a tuple of ints; 0 along "
+          "broadcast (expanded) dims.")
+      .def("storage_offset", [](const TensorImpl& t) { return t.offset; },
+          "Where the first element sits in the shared storage, in elements (nonzero for views such as x[1:]).")
+      .def("element_size", [](const TensorImpl& t) { return itemsize(t.dtype); },
+          "Bytes per element (dtype.itemsize).")
+      .def("data_ptr", [](const TensorImpl& t) { return reinterpret_cast<uintptr_t>(t.raw()); },
+          "The address of the first element as an int (storage start plus storage_offset * element_size); "
+          "views of one storage can be compared by it.")
+      .def("is_contiguous", &TensorImpl::is_contiguous,
+          "True when the elements are laid out in row-major order without gaps (size-1 dims' strides are ignored, "
+          "as in PyTorch).")
       .def_property_readonly("_version", [](const TensorImpl& t) { return t.version(); })
-      .def_property_readonly("is_leaf", &TensorImpl::is_leaf)
+      .def_property_readonly("is_leaf", &TensorImpl::is_leaf,
+          "True when the tensor has no grad_fn, as tensors created by the user and every tensor that does not "
+          "require grad are. Only leaves get .grad filled by backward (unless retain_grad() was called).")
       .def_property(
           "requires_grad", [](const TensorImpl& t) { return t.requires_grad; },
           [](TensorImpl& t, bool on) {
@@ -212,14 +237,18 @@ LUCID_BINDING(tensor, 0) {
             LUCID_CHECK_DTYPE(!on || is_floating(t.dtype), "requires_grad: only tensors of floating dtype can require grad, got ",
                               dtype_name(t.dtype));
             t.requires_grad = on;
-          })
+          },
+          "Whether autograd records operations on this tensor and computes its gradient. Settable on leaves "
+          "(floating dtypes only); a non-leaf result requires grad when any input does.")
       .def("requires_grad_", [](const TensorImplPtr& t, bool on) {
             LUCID_CHECK(t->is_leaf() || on, "requires_grad_: you can only change requires_grad of leaf tensors");
             LUCID_CHECK_DTYPE(!on || is_floating(t->dtype), "requires_grad_: only tensors of floating dtype can require grad, got ",
                               dtype_name(t->dtype));
             t->requires_grad = on;
             return t;
-          }, py::arg("requires_grad") = true)
+          }, py::arg("requires_grad") = true,
+          "Sets requires_grad in place and returns self (floating leaves only; a non-leaf can only be set "
+          "to True, which it already is).")
       .def_property(
           "grad", [](const TensorImpl& t) { return t.grad; },
           [](TensorImpl& t, const OptTensor& og) {
@@ -231,7 +260,10 @@ LUCID_BINDING(tensor, 0) {
                                 " does not match tensor of dtype ", dtype_name(t.dtype));
             }
             t.grad = g;
-          })
+          },
+          "The gradient accumulated by backward (same shape and dtype as the tensor), or None before the first "
+          "backward. Filled for leaves that require grad and for tensors after retain_grad(); assignable "
+          "(a tensor of the same shape and dtype, or None).")
       .def("retain_grad", [](const TensorImplPtr& t) {
             LUCID_CHECK(t->requires_grad, "retain_grad: can't retain_grad on a tensor that does not require grad");
             if (t->is_leaf() || t->retains_grad) return;
@@ -240,17 +272,27 @@ LUCID_BINDING(tensor, 0) {
             t->grad_fn->pre_hooks.push_back([w](const TensorImplPtr& g) {
               if (auto s = w.lock()) accumulate_grad(*s, g);
             });
-          })
-      .def_property_readonly("retains_grad", [](const TensorImpl& t) { return t.retains_grad; })
+          },
+          "Makes backward fill .grad of this non-leaf tensor too (summed over the calls, as for leaves); a "
+          "no-op for leaves. Raises if the tensor does not require grad.")
+      .def_property_readonly("retains_grad", [](const TensorImpl& t) { return t.retains_grad; },
+          "True for a non-leaf tensor after retain_grad(), whose .grad backward then fills; False for leaves.")
       .def("backward", &backward, py::arg("gradient") = py::none(), py::arg("retain_graph") = false)
-      .def("detach", &detach)
+      .def("detach", &detach,
+          "A new leaf sharing this tensor's storage and version counter, with no grad_fn and requires_grad=False; "
+          "in-place changes to either are seen by both (and by autograd's saved-tensor checks).")
       .def("detach_", [](const TensorImplPtr& t) {
             t->grad_fn.reset();
             t->requires_grad = false;
             return t;
-          })
-      .def("numpy", &to_numpy)
-      .def("item", &py_scalar)
+          },
+          "Detaches this tensor from the graph in place (drops grad_fn, sets requires_grad=False, making it "
+          "a leaf) and returns self.")
+      .def("numpy", &to_numpy,
+          "A numpy array sharing this tensor's memory (no copy, same strides). Raises for a tensor that requires "
+          "grad (use detach().numpy()) and for bfloat16, which numpy has no dtype for.")
+      .def("item", &py_scalar,
+          "The value of a one-element tensor as a Python bool, int or float (by dtype); raises for any other size.")
       .def("__bool__", [](const TensorImplPtr& t) { return item_as_double(t, "bool") != 0; })
       .def("__float__", [](const TensorImplPtr& t) { return item_as_double(t, "float"); })
       .def("__int__", [](const TensorImplPtr& t) { return int64_t(item_as_double(t, "int")); })
@@ -283,17 +325,36 @@ LUCID_BINDING(tensor, 0) {
             auto o = to_operand(a, b);
             LUCID_CHECK_DTYPE(o != nullptr, "add_: expected a Tensor or a number");
             return add_(a, o, alpha);
-          }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0)
-      .def("sub_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &sub_); })
-      .def("mul_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &mul_); })
-      .def("div_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &div_); })
-      .def("copy_", [](const TensorImplPtr& a, const TensorImplPtr& b) { return copy_(a, b); })
-      .def("fill_", [](const TensorImplPtr& a, double v) { return fill_(a, v); })
-      .def("zero_", [](const TensorImplPtr& a) { return fill_(a, 0.0); })
+          }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0,
+          "self += alpha * other in place (other a Tensor or number, broadcast to self's shape; its result "
+          "dtype must cast to self's) and returns self. Not recorded by autograd: refused on a tensor that "
+          "requires grad while grad mode is on.")
+      .def("sub_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &sub_); },
+           "self -= other in place (a Tensor or number, broadcast to self's shape) and returns self; not "
+           "recorded by autograd.")
+      .def("mul_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &mul_); },
+           "self *= other in place (a Tensor or number, broadcast to self's shape) and returns self; not "
+           "recorded by autograd.")
+      .def("div_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &div_); },
+           "self /= other in place (true division: self must be floating; other broadcast to self's shape) "
+           "and returns self; not recorded by autograd.")
+      .def("copy_", [](const TensorImplPtr& a, const TensorImplPtr& b) { return copy_(a, b); },
+          "Copies src (broadcast to this shape, converted to this dtype) into this tensor in place and returns "
+          "it. Not recorded by autograd: refused on a tensor that requires grad while grad mode is on.")
+      .def("fill_", [](const TensorImplPtr& a, double v) { return fill_(a, v); },
+          "Sets every element to value (converted to this dtype) in place and returns self; not recorded by "
+          "autograd (refused on a tensor that requires grad while grad mode is on).")
+      .def("zero_", [](const TensorImplPtr& a) { return fill_(a, 0.0); },
+          "Sets every element to zero in place and returns self; not recorded by autograd (refused on a tensor "
+          "that requires grad while grad mode is on).")
       .def("uniform_", [](const TensorImplPtr& a, double lo, double hi) { return uniform_(a, lo, hi); },
-           py::arg("a") = 0.0, py::arg("b") = 1.0)
+           py::arg("a") = 0.0, py::arg("b") = 1.0,
+           "Fills self in place with samples uniform in [a, b) from the generator seeded by pylucid.manual_seed "
+           "and returns self; not recorded by autograd.")
       .def("normal_", [](const TensorImplPtr& a, double mean, double std) { return normal_(a, mean, std); },
-           py::arg("mean") = 0.0, py::arg("std") = 1.0);
+           py::arg("mean") = 0.0, py::arg("std") = 1.0,
+           "Fills self (floating) in place with normal samples of the given mean and std from the generator "
+           "seeded by pylucid.manual_seed and returns self; not recorded by autograd.");
 
   m.def("add", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &add, false); });
   m.def("sub", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &sub, false); });

@@ -15,6 +15,8 @@ class IndexOutOfRange(LucidError, IndexError):
 __all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'RMSNormBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'manual_seed', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
 class dtype:
     """
+    The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
+    
     Members:
     
       bool
@@ -66,23 +68,30 @@ class dtype:
         ...
     @property
     def is_floating_point(self) -> builtins.bool:
-        ...
+        """
+        True for float16, bfloat16, float32 and float64 (the dtypes that can require grad).
+        """
     @property
     def itemsize(self) -> builtins.int:
-        ...
+        """
+        Bytes per element (1 for bool, 2 for float16/bfloat16, 4 for float32, 8 for int64/float64).
+        """
     @property
     def name(self) -> str:
-        ...
+        """
+        The dtype's name without the module, e.g. 'float32'.
+        """
     @property
     def value(self) -> builtins.int:
-        ...
+        """
+        The dtype's integer code in the C++ DType enum (bool 0, int64 1, float16 2, bfloat16 3, float32 4, float64 5), not PyTorch's numbering.
+        """
 _dtype = dtype
 class Tensor:
     """
     A strided n-d array of one dtype on shared storage, with autograd fields (requires_grad, grad, grad_fn). Create tensors with pylucid.tensor, zeros, randn, from_numpy, ...; Tensor(data, requires_grad) makes a leaf sharing data's memory.
     """
     __array_priority__: typing.ClassVar[builtins.int] = 1000
-    requires_grad: builtins.bool
     def all(self, dim = None, keepdim = False) -> Tensor:
         """
         True where every element (along ``dim``) is nonzero; a bool tensor.
@@ -98,10 +107,6 @@ class Tensor:
             >>> tensor([[1, 0], [0, 0]]).any(dim=1).tolist()
             [True, False]
             
-        """
-    def nelement(self, *args, **kwargs):
-        """
-        numel(self) -> builtins.int
         """
     def __abs__(self) -> Tensor:
         ...
@@ -190,7 +195,9 @@ class Tensor:
         |input|, elementwise; the gradient at 0 is 0.
         """
     def add_(self, other: typing.Any, *, alpha: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> Tensor:
-        ...
+        """
+        self += alpha * other in place (other a Tensor or number, broadcast to self's shape; its result dtype must cast to self's) and returns self. Not recorded by autograd: refused on a tensor that requires grad while grad mode is on.
+        """
     def amax(self, dim: typing.Any = (), keepdim: builtins.bool = False) -> Tensor:
         """
         Largest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
@@ -264,25 +271,41 @@ class Tensor:
         A contiguous copy; its gradient flows back to input.
         """
     def contiguous(self) -> Tensor:
-        ...
+        """
+        self when already contiguous, else a row-major copy (differentiable).
+        """
     def copy_(self, arg0: Tensor) -> Tensor:
-        ...
+        """
+        Copies src (broadcast to this shape, converted to this dtype) into this tensor in place and returns it. Not recorded by autograd: refused on a tensor that requires grad while grad mode is on.
+        """
     def cos(self) -> Tensor:
         """
         Cosine, elementwise (integers promote to float32).
         """
     def cpu(self):
-        ...
+        """
+        This tensor itself: pylucid tensors are always on the CPU (PyTorch returns self there too).
+        """
     def data_ptr(self) -> builtins.int:
-        ...
+        """
+        The address of the first element as an int (storage start plus storage_offset * element_size); views of one storage can be compared by it.
+        """
     def detach(self) -> Tensor:
-        ...
+        """
+        A new leaf sharing this tensor's storage and version counter, with no grad_fn and requires_grad=False; in-place changes to either are seen by both (and by autograd's saved-tensor checks).
+        """
     def detach_(self) -> Tensor:
-        ...
+        """
+        Detaches this tensor from the graph in place (drops grad_fn, sets requires_grad=False, making it a leaf) and returns self.
+        """
     def dim(self) -> builtins.int:
-        ...
+        """
+        The number of dims (0 for a scalar tensor); same as the ndim property.
+        """
     def div_(self, arg0: typing.Any) -> typing.Any:
-        ...
+        """
+        self /= other in place (true division: self must be floating; other broadcast to self's shape) and returns self; not recorded by autograd.
+        """
     def dot(self, other: Tensor) -> Tensor:
         """
         Dot product of two 1-D tensors of equal size (a 0-d result).
@@ -292,17 +315,25 @@ class Tensor:
         This tensor converted to pylucid.float64 (self when it already is).
         """
     def element_size(self) -> builtins.int:
-        ...
+        """
+        Bytes per element (dtype.itemsize).
+        """
     def exp(self) -> Tensor:
         """
         e^input, elementwise (integers promote to float32).
         """
     def expand(self, *args) -> Tensor:
-        ...
+        """
+        A view broadcast to the given sizes without copying: only size-1 dims grow (stride 0), -1 keeps a dim, new leading dims may be added. The gradient is summed back over the expanded dims.
+        """
     def expand_as(self, other: Tensor) -> Tensor:
-        ...
+        """
+        expand(other.shape): a view broadcast to other's shape.
+        """
     def fill_(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
-        ...
+        """
+        Sets every element to value (converted to this dtype) in place and returns self; not recorded by autograd (refused on a tensor that requires grad while grad mode is on).
+        """
     def flatten(self, start_dim: typing.SupportsInt | typing.SupportsIndex = 0, end_dim: typing.SupportsInt | typing.SupportsIndex = -1) -> Tensor:
         """
         Dims start_dim..end_dim merged into one (a view when possible); a 0-d input gives shape (1,).
@@ -324,9 +355,13 @@ class Tensor:
         The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
         """
     def is_contiguous(self) -> builtins.bool:
-        ...
+        """
+        True when the elements are laid out in row-major order without gaps (size-1 dims' strides are ignored, as in PyTorch).
+        """
     def is_floating_point(self):
-        ...
+        """
+        True when the dtype is float16, bfloat16, float32 or float64.
+        """
     def isfinite(self) -> Tensor:
         """
         Bool tensor: True where input is neither inf nor NaN.
@@ -336,13 +371,17 @@ class Tensor:
         Bool tensor: True where input is NaN.
         """
     def item(self) -> typing.Any:
-        ...
+        """
+        The value of a one-element tensor as a Python bool, builtins.int or float (by dtype); raises for any other size.
+        """
     def log(self) -> Tensor:
         """
         Natural logarithm, elementwise (integers promote to float32).
         """
     def log_softmax(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
-        ...
+        """
+        x - logsumexp(x) along dim, computed stably; floating input, same shape. Float32 for half inputs under autocast; differentiable (LogSoftmaxBackward).
+        """
     def logsumexp(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
         """
         log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) with m the maximum, so large inputs do not overflow.
@@ -360,7 +399,9 @@ class Tensor:
         input with `value` (a number or 0-d tensor) where `mask` (bool, broadcast with input) is True.
         """
     def masked_fill_(self, mask: Tensor, value: typing.Any) -> Tensor:
-        ...
+        """
+        In-place masked_fill: writes value (a number or 0-d tensor) where the bool mask, broadcast to self's shape, is True, and returns self; not recorded by autograd.
+        """
     def matmul(self, other: Tensor) -> Tensor:
         """
         Matrix product with numpy's rules: 1-D @ 1-D is a dot product, a 1-D operand is a row (left) or a column (right), N-D operands are stacks of matrices with broadcast batch dims. Both operands must share a dtype; under autocast floating operands run in the autocast dtype.
@@ -398,7 +439,9 @@ class Tensor:
         A view with the dims in `source` moved to the positions in `destination`; the others keep their order.
         """
     def mul_(self, arg0: typing.Any) -> typing.Any:
-        ...
+        """
+        self *= other in place (a Tensor or number, broadcast to self's shape) and returns self; not recorded by autograd.
+        """
     def narrow(self, dim: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         A view of `length` elements of dim `dim` starting at `start` (negative start counts from the end).
@@ -411,6 +454,10 @@ class Tensor:
         """
         Alias of neg.
         """
+    def nelement(self):
+        """
+        The number of elements; alias of ``numel()``.
+        """
     def nonzero(self, *, as_tuple: builtins.bool = False) -> typing.Any:
         """
         The (n, ndim) int64 coordinates of the nonzero elements in row-major order, or a tuple of n-vectors (as_tuple=True).
@@ -420,13 +467,21 @@ class Tensor:
         Vector p-norm over dim (int, tuple or None): p = 2 ('fro'), 1, inf, -inf, 0 (count of non-zeros) or any p > 0.
         """
     def normal_(self, mean: typing.SupportsFloat | typing.SupportsIndex = 0.0, std: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> Tensor:
-        ...
+        """
+        Fills self (floating) in place with normal samples of the given mean and std from the generator seeded by pylucid.manual_seed and returns self; not recorded by autograd.
+        """
     def numel(self) -> builtins.int:
-        ...
+        """
+        The number of elements, the product of the shape (1 for a 0-d tensor, 0 when a dim is 0).
+        """
     def numpy(self) -> numpy.ndarray:
-        ...
+        """
+        A numpy array sharing this tensor's memory (no copy, same strides). Raises for a tensor that requires grad (use detach().numpy()) and for bfloat16, which numpy has no dtype for.
+        """
     def permute(self, *args) -> Tensor:
-        ...
+        """
+        A view with the dims reordered (ints or one tuple, a permutation of 0..ndim-1): output dim i is input dim dims[i].
+        """
     def prod(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
         """
         Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
@@ -444,13 +499,21 @@ class Tensor:
         relu in place (no autograd: refused on a tensor that requires grad).
         """
     def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
-        ...
+        """
+        Sets requires_grad in place and returns self (floating leaves only; a non-leaf can only be set to True, which it already is).
+        """
     def reshape(self, *args) -> Tensor:
-        ...
+        """
+        The same elements with the given shape (ints or one tuple; one -1 is inferred): a view when the strides allow it, else a contiguous copy. Gradients are reshaped back.
+        """
     def reshape_as(self, other: Tensor) -> Tensor:
-        ...
+        """
+        reshape(other.shape): other's shape, a view when the strides allow it, else a copy.
+        """
     def retain_grad(self) -> None:
-        ...
+        """
+        Makes backward fill .grad of this non-leaf tensor too (summed over the calls, as for leaves); a no-op for leaves. Raises if the tensor does not require grad.
+        """
     def rsqrt(self) -> Tensor:
         """
         1 / sqrt(input), elementwise (integers promote to float32).
@@ -460,7 +523,9 @@ class Tensor:
         A copy of input with src added at the positions `index` names along `dim` (repeated positions add up).
         """
     def scatter_add_(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, src: Tensor) -> Tensor:
-        ...
+        """
+        In-place scatter_add: adds src (self's dtype) at the positions the int64 index names along dim (repeated positions add up) and returns self; not recorded by autograd (refused on a tensor that requires grad while grad mode is on).
+        """
     def select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         A view of index `index` along `dim`, that dim removed.
@@ -482,9 +547,13 @@ class Tensor:
         The shape, or its length along ``dim``.
         """
     def softmax(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
-        ...
+        """
+        exp(x) / sum(exp(x)) along dim, computed stably (each row's max subtracted first); floating input, same shape. Float32 for half inputs under autocast; differentiable (SoftmaxBackward).
+        """
     def split(self, split_size: typing.Any, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
-        ...
+        """
+        A tuple of views along dim: pieces of split_size (an int; the last may be smaller), or of the given sizes (a list that must add up to the dim's size).
+        """
     def sqrt(self) -> Tensor:
         """
         Square root, elementwise (integers promote to float32).
@@ -498,11 +567,17 @@ class Tensor:
         Standard deviation over dim: sqrt(sum (x - mean)^2 / max(0, N - correction)), correction=1 by default (or unbiased=True/False).
         """
     def storage_offset(self) -> builtins.int:
-        ...
+        """
+        Where the first element sits in the shared storage, in elements (nonzero for views such as x[1:]).
+        """
     def stride(self) -> tuple:
-        ...
+        """
+        The step between neighbouring elements of each dim, in elements (not bytes), a tuple of ints; 0 along broadcast (expanded) dims.
+        """
     def sub_(self, arg0: typing.Any) -> typing.Any:
-        ...
+        """
+        self -= other in place (a Tensor or number, broadcast to self's shape) and returns self; not recorded by autograd.
+        """
     def sum(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None) -> Tensor:
         """
         Sum over dim (an int, a tuple, or None for all) with keepdim. Integers and bool sum to int64; dtype= accumulates and returns in that dtype. float32 accumulates in double.
@@ -528,7 +603,9 @@ class Tensor:
         Hyperbolic tangent, elementwise (integers promote to float32).
         """
     def to(self, *args, **kwargs) -> Tensor:
-        ...
+        """
+        This tensor converted to a dtype, given as a dtype, as other Tensor's dtype, or dtype=; a device may be passed but must be 'cpu'. Returns self when the dtype already matches unless copy=True. Differentiable: the gradient is cast back to this dtype.
+        """
     def tolist(self):
         """
         Nested Python lists of Python numbers (a number for a 0-d tensor).
@@ -546,9 +623,13 @@ class Tensor:
         The upper triangle of the last two dims: elements with col - row >= diagonal kept, the rest zeroed.
         """
     def type(self, dtype: typing.Any = None) -> typing.Any:
-        ...
+        """
+        Without an argument, PyTorch's legacy type name (e.g. 'pylucid.FloatTensor'); with a dtype, to(dtype).
+        """
     def type_as(self, other):
-        ...
+        """
+        This tensor converted to ``other``'s dtype (self when it already has it); differentiable.
+        """
     def unbind(self, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
         """
         A tuple of the views input.select(dim, i) for every i.
@@ -558,7 +639,9 @@ class Tensor:
         Dim `dim` split into `sizes` (one -1 is inferred); a view.
         """
     def uniform_(self, a: typing.SupportsFloat | typing.SupportsIndex = 0.0, b: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> Tensor:
-        ...
+        """
+        Fills self in place with samples uniform in [a, b) from the generator seeded by pylucid.manual_seed and returns self; not recorded by autograd.
+        """
     def unsqueeze(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         A view with a size-1 dim inserted at `dim` (in [-ndim-1, ndim]).
@@ -568,28 +651,44 @@ class Tensor:
         Variance over dim: sum (x - mean)^2 / max(0, N - correction), correction=1 by default (or unbiased=True/False).
         """
     def view(self, *args) -> Tensor:
-        ...
+        """
+        A view of the same elements with the given shape (ints or one tuple; one -1 is inferred), sharing storage; never copies: raises LucidError when the strides do not allow it (use reshape).
+        """
     def view_as(self, other: Tensor) -> Tensor:
-        ...
+        """
+        view(other.shape): a view with other's shape (never a copy).
+        """
     def where(self, condition: typing.Any, other: typing.Any) -> Tensor:
-        ...
+        """
+        pylucid.where(condition, self, other): self where condition is True, else other (a Tensor or number), all broadcast; differentiable in self and other.
+        """
     def zero_(self) -> Tensor:
-        ...
+        """
+        Sets every element to zero in place and returns self; not recorded by autograd (refused on a tensor that requires grad while grad mode is on).
+        """
     @property
     def T(self) -> Tensor:
-        ...
+        """
+        A view with all dims in reverse order (permute(ndim-1, ..., 0)); the transpose of a matrix, the tensor itself for 0-d and 1-d.
+        """
     @property
     def _version(self) -> builtins.int:
         ...
     @property
     def device(self):
-        ...
+        """
+        The device the data lives on, always ``'cpu'`` (a string, where PyTorch has torch.device).
+        """
     @property
     def dtype(self) -> _dtype:
-        ...
+        """
+        The element type, a pylucid.dtype.
+        """
     @property
     def grad(self) -> Tensor | None:
-        ...
+        """
+        The gradient accumulated by backward (same shape and dtype as the tensor), or None before the first backward. Filled for leaves that require grad and for tensors after retain_grad(); assignable (a tensor of the same shape and dtype, or None).
+        """
     @grad.setter
     def grad(self, arg1: Tensor | None) -> None:
         ...
@@ -600,21 +699,41 @@ class Tensor:
         """
     @property
     def is_leaf(self) -> builtins.bool:
-        ...
+        """
+        True when the tensor has no grad_fn, as tensors created by the user and every tensor that does not require grad are. Only leaves get .grad filled by backward (unless retain_grad() was called).
+        """
     @property
     def mT(self) -> Tensor:
-        ...
+        """
+        A view with the last two dims swapped (a batch of transposed matrices); needs ndim >= 2.
+        """
     @property
     def ndim(self) -> builtins.int:
+        """
+        The number of dims (0 for a scalar tensor); same as dim().
+        """
+    @property
+    def requires_grad(self) -> builtins.bool:
+        """
+        Whether autograd records operations on this tensor and computes its gradient. Settable on leaves (floating dtypes only); a non-leaf result requires grad when any input does.
+        """
+    @requires_grad.setter
+    def requires_grad(self, arg1: builtins.bool) -> None:
         ...
     @property
     def retains_grad(self) -> builtins.bool:
-        ...
+        """
+        True for a non-leaf tensor after retain_grad(), whose .grad backward then fills; False for leaves.
+        """
     @property
     def shape(self) -> tuple[int, ...]:
-        ...
+        """
+        The size of each dim, a tuple of ints (() for a 0-d tensor); PyTorch's Tensor.shape as a plain tuple.
+        """
 class AmpPolicy:
     """
+    What an op computes in under autocast: Promote (floating inputs run in the autocast dtype), KeepInput (the input dtype), ForceFP32 (half inputs upcast to float32, float32/float64 kept); `name` is the policy's name and `value` its integer code.
+    
     Members:
     
       Promote
@@ -657,10 +776,14 @@ class AmpPolicy:
         ...
     @property
     def name(self) -> str:
-        ...
+        """
+        The policy's name, 'Promote', 'KeepInput' or 'ForceFP32'.
+        """
     @property
     def value(self) -> builtins.int:
-        ...
+        """
+        The policy's integer code in the C++ AmpPolicy enum (Promote 0, KeepInput 1, ForceFP32 2).
+        """
 class OpSchema:
     """
     What an op declares once: name, version, amp_policy (its behaviour under autocast) and produces_grad (whether it records a backward node).
@@ -672,16 +795,24 @@ class OpSchema:
         ...
     @property
     def amp_policy(self) -> AmpPolicy:
-        ...
+        """
+        The op's AmpPolicy, which picks the dtype it computes in under autocast.
+        """
     @property
     def name(self) -> str:
-        ...
+        """
+        The op's registered name, e.g. 'rms_norm' (the key of pylucid.ops.schema).
+        """
     @property
     def produces_grad(self) -> builtins.bool:
-        ...
+        """
+        Whether the op records a backward node when an input requires grad (False for non-differentiable ops such as comparisons).
+        """
     @property
     def version(self) -> builtins.int:
-        ...
+        """
+        The schema's version, an int (1 for every op today, their nodes' schema_v1).
+        """
 class Node:
     """
     A backward node of the autograd graph (a tensor's grad_fn): name(), schema, next_functions.
@@ -689,20 +820,28 @@ class Node:
     def __repr__(self) -> str:
         ...
     def name(self) -> str:
-        ...
+        """
+        The node's class name, e.g. 'MulBackward' or 'AccumulateGrad'.
+        """
     @property
     def next_functions(self) -> tuple:
-        ...
+        """
+        One (node, input_nr) pair per input of the op, in input order, as in PyTorch. The node is the input's grad_fn, an AccumulateGrad for a leaf that requires grad, or None for an input that needs no gradient; input_nr is always 0 (every node has one output). Empty once a backward without retain_graph has freed the graph.
+        """
     @property
     def schema(self) -> typing.Any:
-        ...
+        """
+        A copy of the OpSchema of the op that recorded this node; None for AccumulateGrad.
+        """
 class AccumulateGrad(Node):
     """
     The node at a leaf: adds the incoming gradient into variable.grad.
     """
     @property
     def variable(self) -> Tensor:
-        ...
+        """
+        The leaf tensor whose .grad this node accumulates into (a strong reference).
+        """
 class RMSNormBackward(Node):
     """
     Backward node of rms_norm (RMSNorm and partial RMSNorm): saves x, gamma and the per-slice reciprocal RMS; apply(grad_out) returns (dx, d_gamma) in closed form.
@@ -724,7 +863,9 @@ class RMSNormBackward(Node):
         """
     @property
     def eps(self) -> builtins.float:
-        ...
+        """
+        The eps added to the mean square before the reciprocal square root, a float.
+        """
     @property
     def k(self) -> builtins.int:
         """
@@ -738,7 +879,7 @@ class RMSNormBackward(Node):
     @property
     def saved_rstd(self) -> Tensor:
         """
-        Per-slice reciprocal RMS, a Tensor of shape (outer,); None once freed.
+        Per-slice reciprocal RMS, a Tensor of shape (outer,) in float32 (float64 for float64 inputs); None once freed.
         """
 class GroupRMSNormBackward(Node):
     """
@@ -751,26 +892,38 @@ class GroupRMSNormBackward(Node):
         """
     @property
     def B(self) -> builtins.int:
-        ...
+        """
+        Rows of the input (its dim 0).
+        """
     @property
     def C(self) -> builtins.int:
-        ...
+        """
+        Channels of the input (its dim 1).
+        """
     @property
     def G(self) -> builtins.int:
-        ...
+        """
+        Number of channel groups (max group id + 1).
+        """
     @property
     def channel_groups(self) -> Tensor:
-        ...
+        """
+        The validated group id of each channel, a contiguous int64 Tensor of shape (C,); kept after backward (not freed with the saved tensors).
+        """
     @property
     def eps(self) -> builtins.float:
-        ...
+        """
+        The eps added to each group's mean square before the reciprocal square root, a float.
+        """
     @property
     def n_channels(self) -> Tensor:
-        ...
+        """
+        The channel count of each group, an int64 Tensor of shape (G,); kept after backward.
+        """
     @property
     def saved_rstd(self) -> Tensor:
         """
-        Reciprocal RMS per (row, group), shape (B, G); None once freed.
+        Reciprocal RMS per (row, group), a Tensor of shape (B, G) in float32 (float64 for float64 inputs); None once freed.
         """
 class LayerNormBackward(Node):
     """
@@ -783,19 +936,29 @@ class LayerNormBackward(Node):
         """
     @property
     def N(self) -> builtins.int:
-        ...
+        """
+        Product of the normalised trailing dims of x.
+        """
     @property
     def eps(self) -> builtins.float:
-        ...
+        """
+        The eps added to the variance before the reciprocal square root, a float.
+        """
     @property
     def outer(self) -> builtins.int:
-        ...
+        """
+        Product of the leading (not normalised) dims of x.
+        """
     @property
     def saved_mean(self) -> Tensor:
-        ...
+        """
+        Per-slice mean of x, a Tensor of shape (outer,) in float32 (float64 for float64 inputs); None once freed.
+        """
     @property
     def saved_rstd(self) -> Tensor:
-        ...
+        """
+        Per-slice reciprocal std 1 / sqrt(var + eps), a Tensor of shape (outer,) in float32 (float64 for float64 inputs); None once freed.
+        """
 class SoftmaxBackward(Node):
     """
     Backward of softmax: dx = y * (g - sum(g * y)) along `dim`, from the saved output.
@@ -803,10 +966,14 @@ class SoftmaxBackward(Node):
     schema_v1: typing.ClassVar[OpSchema]
     @property
     def dim(self) -> builtins.int:
-        ...
+        """
+        The dim the op normalised over, wrapped to be non-negative.
+        """
     @property
     def saved_result(self) -> Tensor:
-        ...
+        """
+        The saved output softmax(x), a detached alias of the result (same storage, shape, dtype and version counter, so modifying the result in place makes backward raise); None once freed.
+        """
 class LogSoftmaxBackward(Node):
     """
     Backward of log_softmax: dx = g - exp(y) * sum(g) along `dim`, from the saved output.
@@ -814,10 +981,14 @@ class LogSoftmaxBackward(Node):
     schema_v1: typing.ClassVar[OpSchema]
     @property
     def dim(self) -> builtins.int:
-        ...
+        """
+        The dim the op normalised over, wrapped to be non-negative.
+        """
     @property
     def saved_result(self) -> Tensor:
-        ...
+        """
+        The saved output log_softmax(x), a detached alias of the result (same storage, shape, dtype and version counter, so modifying the result in place makes backward raise); None once freed.
+        """
 class CrossEntropyBackward(Node):
     """
     Backward of cross_entropy: (softmax - smoothed onehot) * weight, from the saved input and its per-position logsumexp (`saved_lse`).
@@ -825,16 +996,24 @@ class CrossEntropyBackward(Node):
     schema_v1: typing.ClassVar[OpSchema]
     @property
     def ignore_index(self) -> builtins.int:
-        ...
+        """
+        The target class that contributes no loss and gets no gradient (default -100).
+        """
     @property
     def label_smoothing(self) -> builtins.float:
-        ...
+        """
+        The label smoothing in [0, 1] the loss was called with, a float.
+        """
     @property
     def reduction(self) -> str:
-        ...
+        """
+        The loss's reduction, 'mean', 'sum' or 'none'; for 'mean' the backward divides the incoming gradient by the mean's divisor.
+        """
     @property
     def saved_lse(self) -> Tensor:
-        ...
+        """
+        The logsumexp over classes at each position, a flat Tensor of N * d1 * ... elements (1 when unbatched) in float32 (float64 for float64 inputs); None once freed.
+        """
 class NllLossBackward(Node):
     """
     Backward of nll_loss: -weight[target] at each target class, 0 elsewhere.
@@ -842,10 +1021,14 @@ class NllLossBackward(Node):
     schema_v1: typing.ClassVar[OpSchema]
     @property
     def ignore_index(self) -> builtins.int:
-        ...
+        """
+        The target class that contributes no loss and gets no gradient (default -100).
+        """
     @property
     def reduction(self) -> str:
-        ...
+        """
+        The loss's reduction, 'mean', 'sum' or 'none'; for 'mean' the backward divides the incoming gradient by the mean's divisor.
+        """
 class MseLossBackward(Node):
     """
     Backward of mse_loss: 2 (input - target) for the input, its negative for the target.
@@ -853,7 +1036,9 @@ class MseLossBackward(Node):
     schema_v1: typing.ClassVar[OpSchema]
     @property
     def reduction(self) -> str:
-        ...
+        """
+        The loss's reduction, 'mean', 'sum' or 'none'; for 'mean' the backward divides the incoming gradient by the mean's divisor.
+        """
 class L1LossBackward(Node):
     """
     Backward of l1_loss: sign(input - target) (0 at equality), negated for the target.
@@ -861,7 +1046,9 @@ class L1LossBackward(Node):
     schema_v1: typing.ClassVar[OpSchema]
     @property
     def reduction(self) -> str:
-        ...
+        """
+        The loss's reduction, 'mean', 'sum' or 'none'; for 'mean' the backward divides the incoming gradient by the mean's divisor.
+        """
 class BinaryCrossEntropyWithLogitsBackward(Node):
     """
     Backward of binary_cross_entropy_with_logits for input, target, weight and pos_weight.
@@ -869,7 +1056,9 @@ class BinaryCrossEntropyWithLogitsBackward(Node):
     schema_v1: typing.ClassVar[OpSchema]
     @property
     def reduction(self) -> str:
-        ...
+        """
+        The loss's reduction, 'mean', 'sum' or 'none'; for 'mean' the backward divides the incoming gradient by the mean's divisor.
+        """
 class EmbeddingBackward(Node):
     """
     Backward of embedding: scatter-adds the rows of the gradient into a dense gradient of the weight (the padding_idx row gets none).
@@ -877,13 +1066,19 @@ class EmbeddingBackward(Node):
     schema_v1: typing.ClassVar[OpSchema]
     @property
     def num_weights(self) -> builtins.int:
-        ...
+        """
+        Rows of the weight (num_embeddings), the first dim of the gradient it builds.
+        """
     @property
     def padding_idx(self) -> typing.Any:
-        ...
+        """
+        The weight row that gets no gradient, wrapped to be non-negative; None when there is none.
+        """
     @property
     def saved_indices(self) -> Tensor:
-        ...
+        """
+        The indices, a contiguous int64 Tensor of the input's shape (the input itself when already contiguous, so modifying it in place makes backward raise); None once freed.
+        """
 class DropoutBackward(Node):
     """
     Backward of dropout: the gradient times the saved mask and `scale` = 1 / (1 - p).
@@ -891,10 +1086,14 @@ class DropoutBackward(Node):
     schema_v1: typing.ClassVar[OpSchema]
     @property
     def saved_mask(self) -> Tensor:
-        ...
+        """
+        Which elements were kept, a bool Tensor of the input's shape (True = kept); None once freed.
+        """
     @property
     def scale(self) -> builtins.float:
-        ...
+        """
+        The factor 1 / (1 - p) applied to kept elements, a float (0.0 when p == 1).
+        """
 def _adam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], max_exp_avg_sqs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, amsgrad: builtins.bool, maximize: builtins.bool, decoupled_weight_decay: builtins.bool) -> None:
     ...
 def _arange(arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: _dtype) -> Tensor:

@@ -386,10 +386,37 @@ Tensor.half = _as(float16)
 Tensor.bfloat16 = _as(bfloat16)
 Tensor.long = _as(int64)
 Tensor.bool = _as(dtype.bool)
-Tensor.is_floating_point = lambda self: self.dtype.is_floating_point
-Tensor.device = property(lambda self: "cpu")
-Tensor.cpu = lambda self: self
-Tensor.type_as = lambda self, other: self.to(_tensor_arg(other, "type_as", "other").dtype)
-Tensor.nelement = Tensor.numel
+
+
+def _is_floating_point(self):
+    """True when the dtype is float16, bfloat16, float32 or float64."""
+    return self.dtype.is_floating_point
+
+
+def _device(self):
+    """The device the data lives on, always ``'cpu'`` (a string, where PyTorch has torch.device)."""
+    return "cpu"
+
+
+def _cpu(self):
+    """This tensor itself: pylucid tensors are always on the CPU (PyTorch returns self there too)."""
+    return self
+
+
+def _type_as(self, other):
+    """This tensor converted to ``other``'s dtype (self when it already has it); differentiable."""
+    return self.to(_tensor_arg(other, "type_as", "other").dtype)
+
+
+def _nelement(self):
+    """The number of elements; alias of ``numel()``."""
+    return self.numel()
+
+
+Tensor.is_floating_point = _is_floating_point
+Tensor.device = property(_device)
+Tensor.cpu = _cpu
+Tensor.type_as = _type_as
+Tensor.nelement = _nelement
 Tensor.__format__ = lambda self, spec: (format(self.item(), spec) if self.numel() == 1 and spec
                                         else _repr(self))
