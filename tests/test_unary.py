@@ -285,3 +285,92 @@ def test_float32_exp_tanh_sigmoid_edges_and_accuracy():
             want32 = want.astype(np.float32)
         ulps = np.abs(np.asarray(got).view(np.int32).astype(np.int64) - want32.view(np.int32).astype(np.int64))
         assert ulps.max() <= 2
+
+
+def _ulps32(got, want64):
+    """Distance in float32 ulps between float32 results and float64 references rounded to float32."""
+    with np.errstate(over="ignore"):
+        want = np.asarray(want64, dtype=np.float64).astype(np.float32)
+    a = np.asarray(got, dtype=np.float32).view(np.int32).astype(np.int64)
+    b = want.view(np.int32).astype(np.int64)
+    a = np.where(a < 0, -(a & 0x7FFFFFFF), a)  # sign-magnitude -> ordered integers (-0 == +0)
+    b = np.where(b < 0, -(b & 0x7FFFFFFF), b)
+    return np.abs(a - b)
+
+
+_erfc = np.vectorize(math.erfc)
+
+
+def _gelu_grad64(x):
+    return 0.5 * _erfc(-x / math.sqrt(2.0)) + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+
+
+def test_float32_gelu_accuracy_over_the_range():
+    """Guards the vectorised float32 GELU (kernels/cpu/vmath.h normal_cdf_pdf_f32): within 2 ulp of
+    the float64 result everywhere, including the far negative tail where 1 + erf(x / sqrt 2)
+    cancels (float32 erf then loses every digit below x ~ -4) and the exp(-x^2 / 2) argument must
+    not be rounded; the gradient within 4 ulp of its condition-aware scale."""
+    sweep = np.concatenate([np.linspace(-16, 16, 320_001), -np.geomspace(1e-8, 16, 20_001),
+                            np.geomspace(1e-8, 16, 20_001), [0.70710677, -0.70710677, 0.7071068, -0.7071068]])
+    sweep = sweep.astype(np.float32)
+    d = sweep.astype(np.float64)
+    want = 0.5 * d * _erfc(-d / math.sqrt(2.0))
+    x = pylucid.from_numpy(sweep.copy()).requires_grad_()
+    y = pylucid.gelu(x)
+    assert _ulps32(y.detach(), want).max() <= 2
+    y.sum().backward()
+    # d/dx = Phi + x phi cancels near x = -0.75 (its zero): measure against |Phi| + |x phi|,
+    # plus 4 subnormal steps: phi underflows in float32 (x < -14.42) a little before x phi does.
+    scale = 0.5 * _erfc(-d / math.sqrt(2.0)) + np.abs(d) * np.exp(-0.5 * d * d) / math.sqrt(2.0 * math.pi)
+    err = np.abs(np.asarray(x.grad).astype(np.float64) - _gelu_grad64(d))
+    assert (err <= 4 * 2.0**-24 * scale + 4 * 2.0**-149).all()
+    # Strided inputs take the generic loop, same formula: same accuracy.
+    xs = pylucid.from_numpy(np.stack([sweep, sweep], 1))[:, 0]
+    assert _ulps32(pylucid.gelu(xs), want).max() <= 2
+
+
+def test_float32_gelu_edges():
+    """Guards GELU's float32 special values: NaN stays NaN (value and grad), +inf -> inf, -inf -> NaN
+    as float64 and PyTorch (-inf * 0), -0 keeps its sign, subnormal inputs and results, and the
+    cap past which Phi is 0 (tiny negative results underflow instead of going wrong)."""
+    edges = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-38, -3e-39, -14.8, -14.85, -14.9,
+                      -20.0, -1e30, 1e30, 3.4e38, -3.4e38, -5.0, 5.0], dtype=np.float32)
+    x = pylucid.from_numpy(edges.copy()).requires_grad_()
+    y = pylucid.gelu(x)
+    y.sum().backward()
+    x64 = pylucid.from_numpy(edges.astype(np.float64)).requires_grad_()
+    y64 = pylucid.gelu(x64)
+    y64.sum().backward()
+    got, ref = np.asarray(y.detach()), np.asarray(y64.detach())
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    assert np.isnan(got[[0, 2]]).all() and got[1] == np.inf
+    assert np.signbit(got[4]) and got[4] == 0
+    finite = ~np.isnan(ref)
+    with np.errstate(over="ignore"):
+        assert _ulps32(got[finite], ref[finite]).max() <= 2
+    g, g64 = np.asarray(x.grad), np.asarray(x64.grad)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(g64))
+    np.testing.assert_allclose(g[~np.isnan(g64)], g64[~np.isnan(g64)], rtol=3e-7, atol=1e-44)
+
+
+def test_float32_gelu_not_less_accurate_than_pytorch():
+    """Guards against the float32 GELU being a worse approximation than PyTorch's CPU kernel,
+    forward and backward, on typical activations and on the tails."""
+    torch = pytest.importorskip("torch")
+    a = np.concatenate([np.linspace(-10, 10, 200_001), np.random.default_rng(0).standard_normal(10_000) * 3])
+    a = a.astype(np.float32)
+    d = a.astype(np.float64)
+    want = 0.5 * d * _erfc(-d / math.sqrt(2.0))
+    x = pylucid.from_numpy(a.copy()).requires_grad_()
+    y = pylucid.gelu(x)
+    y.sum().backward()
+    tx = torch.from_numpy(a.copy()).requires_grad_()
+    ty = torch.nn.functional.gelu(tx)
+    ty.sum().backward()
+    ours = np.abs(np.asarray(y.detach()).astype(np.float64) - want)
+    theirs = np.abs(ty.detach().numpy().astype(np.float64) - want)
+    assert ours.max() <= theirs.max() and ours.mean() <= theirs.mean()
+    gw = _gelu_grad64(d)
+    gours = np.abs(np.asarray(x.grad).astype(np.float64) - gw)
+    gtheirs = np.abs(tx.grad.numpy().astype(np.float64) - gw)
+    assert gours.max() <= gtheirs.max() and gours.mean() <= gtheirs.mean()
