@@ -356,3 +356,56 @@ def test_sums_over_non_block_dims(shape, dims):
     np.testing.assert_array_equal(np.asarray(h.amin(dims).float()), a.astype(np.float16).min(axis=dims))
     a[(0,) * a.ndim] = np.nan
     assert np.isnan(np.asarray(pylucid.from_numpy(a).amax(dims)).flat[0])
+
+
+def _first_arg_reference(a, is_max):
+    """First index of the maximum (minimum) per row, NaN counting as the extremum (PyTorch)."""
+    out = []
+    for row in a:
+        nan = np.flatnonzero(np.isnan(row))
+        out.append(int(nan[0]) if nan.size else int(np.argmax(row) if is_max else np.argmin(row)))
+    return out
+
+
+@pytest.mark.parametrize("shape", [(7, 1), (5, 3), (33, 257), (4, 1000), (2, 70_000), (1, 300_000)])
+def test_float32_argmax_argmin_rows_match_reference(shape):
+    """Guards the vectorised float32 arg-extremum rows (integer keys, blockwise max, rescan of one
+    block, chunks of one long row over threads): first occurrence among ties (incl. ties across
+    block and chunk boundaries), -0 tied with +0, +-inf, subnormals, NaN of either sign winning
+    with the first NaN taken, and max/min(dim) returning the value at that index."""
+    rng = np.random.default_rng(sum(shape))
+    a = rng.integers(-3, 4, size=shape).astype(np.float32)  # many ties
+    n = shape[1]
+    a[0, :] = 0.0
+    a[0, n // 2:] = -0.0
+    if shape[0] > 1:
+        a[1, n - 1] = np.inf
+        a[1, 0] = -np.inf
+    if shape[0] > 2:
+        a[2, n // 3] = np.float32(-np.nan)  # sign bit set: still the extremum
+        a[2, n - 1] = np.nan
+    if shape[0] > 3:
+        a[3, :] = np.float32(1e-45)
+        a[3, n - 1] = np.float32(3e-45)
+    x = pylucid.from_numpy(a)
+    assert x.argmax(1).tolist() == _first_arg_reference(a, True)
+    assert x.argmin(1).tolist() == _first_arg_reference(a, False)
+    v, i = x.max(1)
+    assert i.tolist() == _first_arg_reference(a, True)
+    np.testing.assert_array_equal(np.asarray(v), a[np.arange(shape[0]), i.tolist()])
+    assert x.argmax().item() == _first_arg_reference(a.reshape(1, -1), True)[0]
+    assert x.argmin().item() == _first_arg_reference(a.reshape(1, -1), False)[0]
+    t = pylucid.from_numpy(np.ascontiguousarray(a.T))  # dim 0: the generic path, same answers
+    assert t.argmax(0).tolist() == _first_arg_reference(a, True)
+
+
+def test_argmax_float32_matches_pytorch():
+    """Guards the float32 fast path against PyTorch on random data with NaN and ties."""
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(1).integers(-50, 50, size=(64, 4096)).astype(np.float32)
+    a[5, 100] = a[5, 3000] = np.nan
+    x, t = pylucid.from_numpy(a), torch.from_numpy(a)
+    assert x.argmax(-1).tolist() == t.argmax(-1).tolist()
+    assert x.argmin(-1).tolist() == t.argmin(-1).tolist()
+    assert x.argmax().item() == t.argmax().item()
+

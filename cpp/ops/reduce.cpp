@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <vector>
+
+#include <omp.h>
 
 #include "core/autocast.h"
 #include "kernels/cpu/reducers.h"
@@ -21,6 +25,56 @@ using kernels::SumAcc;
 using kernels::SumR;
 using kernels::VarR;
 using namespace reduce_detail;
+
+// ---- float32 row kernels: ISA dispatch and threading ----------------------------------------
+// The bodies (kernels/cpu/reduce_dense.h) are always_inline; each is compiled here for baseline
+// x86-64 and inside a target("avx2") wrapper (as in kernels/cpu/norm.cpp), picked at run time.
+
+namespace {
+
+template <bool IsMax>
+struct ArgRows {
+  static LUCID_ROW_KERNEL void run(const float* x, int64_t r0, int64_t r1, int64_t n, int64_t* idx, float* vals) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t i = kernels::arg_row_f32<IsMax>(x + r * n, n).index;
+      idx[r] = i;
+      if (vals) vals[r] = x[r * n + i];
+    }
+  }
+};
+template <bool IsMax>
+struct ArgSpan {
+  static LUCID_ROW_KERNEL void run(const float* x, int64_t n, kernels::ArgKey* out) {
+    *out = kernels::arg_row_f32<IsMax>(x, n);
+  }
+};
+
+template <class Body, class... Args>
+void run_base(Args... a) {
+  Body::run(a...);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+template <class Body, class... Args>
+__attribute__((target("avx2"))) void run_avx2(Args... a) {
+  Body::run(a...);
+}
+#endif
+template <class Body, class... Args>
+void run_best(Args... a) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return run_avx2<Body>(a...);
+#endif
+  run_base<Body>(a...);
+}
+
+// Threads for rows x n elements: none below 2 grains of work.
+int row_threads(int64_t rows, int64_t n) {
+  return int(std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), rows * n / kernels::kParallelGrain)));
+}
+
+}  // namespace
+
 
 namespace {
 
@@ -308,6 +362,34 @@ TensorImplPtr ext_values(const TensorImplPtr& x, const std::vector<int64_t>& dim
   return out;
 }
 
+// Index (and optionally value) of the first extremum of each contiguous float32 row (or of one
+// long row split over threads); see kernels::arg_row_f32.
+template <bool IsMax>
+void arg_rows_f32(const float* x, int64_t rows, int64_t n, int64_t* idx, float* vals) {
+  const int nt = row_threads(rows, n);
+  if (nt == 1) return run_best<ArgRows<IsMax>>(x, int64_t(0), rows, n, idx, vals);
+  if (rows >= nt) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int t = 0; t < nt; ++t) run_best<ArgRows<IsMax>>(x, rows * t / nt, rows * (t + 1) / nt, n, idx, vals);
+    return;
+  }
+  // Few long rows (the flattened tensor): split each row; the first chunk holding the largest
+  // key holds the first occurrence.
+  std::vector<kernels::ArgKey> part(static_cast<size_t>(nt));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = x + r * n;
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int t = 0; t < nt; ++t)
+      run_best<ArgSpan<IsMax>>(p + n * t / nt, n * (t + 1) / nt - n * t / nt, &part[size_t(t)]);
+    int best = 0;
+    for (int t = 1; t < nt; ++t)
+      if (part[size_t(t)].key > part[size_t(best)].key) best = t;
+    const int64_t i = n * best / nt + part[size_t(best)].index;
+    idx[r] = i;
+    if (vals) vals[r] = p[i];
+  }
+}
+
 // Index (and optionally value) of the extremum over one dim, or over the flattened tensor.
 template <bool IsMax>
 TensorImplPtr arg_impl(const TensorImplPtr& xc, const std::vector<bool>& m, bool keepdim, const TensorImplPtr& vals) {
@@ -315,6 +397,13 @@ TensorImplPtr arg_impl(const TensorImplPtr& xc, const std::vector<bool>& m, bool
   auto idx = empty(out_shape_of(xc, m, keepdim), DType::Int64);
   LUCID_DISPATCH(xc->dtype, IsMax ? "argmax" : "argmin", [&] {
     using T = scalar_t;
+    if constexpr (std::is_same_v<T, float>) {
+      if (p.dense && p.inner == 1 && p.red > 0) {
+        arg_rows_f32<IsMax>(p.src->template data<float>(), p.outer, p.red, idx->data<int64_t>(),
+                            vals ? vals->template data<float>() : nullptr);
+        return;
+      }
+    }
     ArgR<T, IsMax> r;
     r.vals = vals ? vals->template data<T>() : nullptr;
     kernels::reduce_dense(r, p.src->template data<T>(), idx->data<int64_t>(), p.outer, p.red, p.inner);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/vmath.h"
 
 namespace lucid::kernels {
 
@@ -123,6 +124,45 @@ void exclusive_prod_rows(const T* x, const T* g, T* out, int64_t rows, int64_t n
     for (int64_t i = 0; i < n; ++i) pre[i] = p, p *= A(xr[i]);
     for (int64_t i = n; i-- > 0;) yr[i] = T(pre[i] * s), s *= A(xr[i]);
   }
+}
+
+// ---- float32 row kernels (ops/reduce.cpp compiles them for baseline x86-64 and for AVX2) ----
+
+#define LUCID_ROW_KERNEL inline __attribute__((always_inline))
+
+// argmax/argmin of float32 as a max over int32 keys that order like the floats, with -0 == +0
+// (so ties between zeros keep the first) and every NaN above everything (NaN wins, as PyTorch);
+// argmin negates the key. Integer max vectorises where a float compare with NaN checks does not.
+template <bool IsMax>
+LUCID_ROW_KERNEL int32_t arg_key_f32(float v) {
+  const uint32_t b = f32_to_bits(v);
+  const int32_t m = int32_t(b & 0x7fffffffu);
+  const int32_t s = -int32_t(b >> 31);
+  const int32_t k = (m ^ s) - s;  // sign-magnitude -> two's complement: -0 -> 0
+  const int32_t nan = -int32_t(m > 0x7f800000);
+  return ((IsMax ? k : -k) & ~nan) | (INT32_MAX & nan);
+}
+
+// The largest key in x[0, n) (n >= 1) and the first index holding it: blocks are reduced with a
+// vectorised max, the first block that raised the running max is the one holding the first
+// occurrence and is scanned again. One pass over the row plus one block.
+struct ArgKey {
+  int32_t key;
+  int64_t index;
+};
+template <bool IsMax>
+LUCID_ROW_KERNEL ArgKey arg_row_f32(const float* x, int64_t n) {
+  constexpr int64_t kBlock = 256;
+  int32_t best = INT32_MIN;
+  int64_t at = 0;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t e = std::min(n, b + kBlock);
+    int32_t m = INT32_MIN;
+    for (int64_t i = b; i < e; ++i) m = std::max(m, arg_key_f32<IsMax>(x[i]));
+    if (m > best) best = m, at = b;
+  }
+  while (arg_key_f32<IsMax>(x[at]) != best) ++at;
+  return {best, at};
 }
 
 }  // namespace lucid::kernels
