@@ -409,3 +409,20 @@ def test_argmax_float32_matches_pytorch():
     assert x.argmin(-1).tolist() == t.argmin(-1).tolist()
     assert x.argmax().item() == t.argmax().item()
 
+
+@pytest.mark.parametrize("shape", [(3, 0), (5, 1), (7, 15), (7, 16), (9, 33), (1024, 1024), (2, 100_000), (1, 1_000_001)])
+def test_float32_row_sums_accumulate_in_double(shape):
+    """Guards the vectorised float32 row sum (16 double lanes, rows or one long row over threads):
+    lane tails, empty rows, and double accumulation (a float32 sum of 0.1s drifts by ~1e-4
+    relative; a double one rounds once)."""
+    a = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    if shape[1] > 1000:
+        a[0, :] = 0.1
+    x = pylucid.from_numpy(a)
+    want = a.astype(np.float64).sum(axis=1).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(x.sum(1)), want, rtol=1e-6, atol=1e-6)
+    if shape[1] > 1000:
+        assert np.asarray(x.sum(1))[0] == np.float32(np.float64(np.float32(0.1)) * shape[1])
+    np.testing.assert_allclose(np.asarray(x.mean(1)), (a.astype(np.float64).mean(axis=1) if shape[1] else
+                                                       np.full(shape[0], np.nan)).astype(np.float32), rtol=1e-6)
+    np.testing.assert_allclose(x.sum().item(), a.astype(np.float64).sum(), rtol=1e-6, atol=1e-6)

@@ -32,6 +32,14 @@ using namespace reduce_detail;
 
 namespace {
 
+struct SumRows {
+  static LUCID_ROW_KERNEL void run(const float* x, float* out, int64_t r0, int64_t r1, int64_t n, double div) {
+    for (int64_t r = r0; r < r1; ++r) out[r] = float(kernels::sum_row_f32(x + r * n, n) / div);
+  }
+};
+struct SumSpan {  // one partial sum of a long row
+  static LUCID_ROW_KERNEL void run(const float* x, int64_t n, double* out) { *out = kernels::sum_row_f32(x, n); }
+};
 template <bool IsMax>
 struct ArgRows {
   static LUCID_ROW_KERNEL void run(const float* x, int64_t r0, int64_t r1, int64_t n, int64_t* idx, float* vals) {
@@ -75,6 +83,30 @@ int row_threads(int64_t rows, int64_t n) {
 
 }  // namespace
 
+namespace reduce_detail {
+
+void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double div) {
+  const int nt = row_threads(rows, n);
+  if (nt == 1) return run_best<SumRows>(x, out, int64_t(0), rows, n, div);
+  if (rows >= nt) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int t = 0; t < nt; ++t) run_best<SumRows>(x, out, rows * t / nt, rows * (t + 1) / nt, n, div);
+    return;
+  }
+  // Few long rows (a full sum): split each row, partial sums combined in order (the result
+  // depends on the thread count only).
+  std::vector<double> part(static_cast<size_t>(nt), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = x + r * n;
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int t = 0; t < nt; ++t) run_best<SumSpan>(p + n * t / nt, n * (t + 1) / nt - n * t / nt, &part[size_t(t)]);
+    double s = 0;
+    for (int t = 0; t < nt; ++t) s += part[size_t(t)];
+    out[r] = float(s / div);
+  }
+}
+
+}  // namespace reduce_detail
 
 namespace {
 
