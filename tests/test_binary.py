@@ -102,3 +102,22 @@ def test_float16_and_bfloat16_arithmetic_close_to_float32():
         x = pylucid.tensor(a, dtype=dt) * pylucid.tensor(b, dtype=dt)
         assert x.dtype == dt
         np.testing.assert_allclose(np.asarray(x.float()), a * b, atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("method", ["add_", "sub_", "mul_", "div_"])
+def test_inplace_methods_refuse_non_numbers(method):
+    """Guards against x.sub_("a") returning NotImplemented (the operators' protocol value) instead
+    of raising, which left x unchanged without telling the caller."""
+    x = pylucid.ones(3)
+    with pytest.raises(pylucid.DtypeMismatch, match=f"{method}: expected a Tensor or a number, got str"):
+        getattr(x, method)("a")
+    assert x.tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(TypeError):
+        x -= "a"
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "pow"])
+def test_module_functions_refuse_non_numbers(name):
+    """Guards against pylucid.add(x, "a") returning NotImplemented instead of raising."""
+    with pytest.raises(pylucid.DtypeMismatch, match=f"{name}: expected a Tensor or a number for other, got str"):
+        getattr(pylucid, name)(pylucid.ones(2), "a")

@@ -103,13 +103,16 @@ def _use(out):
        args=st.lists(VALUES, max_size=4), kwargs=KWARGS)
 def test_fuzz_the_api_never_crashes(call, args, kwargs):
     """Guards against any input combination reaching C++ unchecked (a segfault, an abort, an
-    uncaught C++ exception) or a failed call leaving its inputs half-modified."""
+    uncaught C++ exception), a failed call leaving its inputs half-modified, or a named method
+    handing back NotImplemented (only operators may, so Python tries the other operand)."""
     snap = _snapshot(args + [getattr(call, "__self__", None)])
     try:
         out = call(*args, **kwargs)
     except ERRORS:
         _check_intact(snap)
         return
+    name = getattr(call, "__name__", "")
+    assert out is not NotImplemented or name.startswith("__"), f"{name} returned NotImplemented"
     _use(out)
 
 

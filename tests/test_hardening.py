@@ -2,6 +2,7 @@
 large rows, element counts beyond 2^31, in-place modification of saved tensors, two Python
 threads training at once, and resident memory over many training steps."""
 import gc
+import os
 import threading
 
 import numpy as np
@@ -138,7 +139,7 @@ def _rss_mib():
         return int(f.read().split()[1]) * 4096 / 2 ** 20
 
 
-@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="needs /proc")
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc")
 def test_training_memory_stays_flat():
     """2,000 training steps: resident memory after warm-up may grow by at most 8 MiB, and no
     tensor or graph node is left behind."""
@@ -165,5 +166,6 @@ def test_training_memory_stays_flat():
     rss1 = _rss_mib()
     live1 = pylucid._C._live_counts()
     print(f"rss after warm-up {rss0:.1f} MiB, after 2000 more steps {rss1:.1f} MiB")
-    assert rss1 - rss0 < 8.0
     assert live1 == live0
+    if not os.environ.get("PYLUCID_SANITIZE"):  # ASan's quarantine holds freed memory on purpose
+        assert rss1 - rss0 < 8.0

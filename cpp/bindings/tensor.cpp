@@ -151,14 +151,28 @@ py::object binop(const TensorImplPtr& a, py::handle b, TensorImplPtr (*f)(const 
   return py::cast(maybe_nogil(std::max(a->numel(), o->numel()), [&] { return reflected ? f(o, a) : f(a, o); }));
 }
 
+// The module functions pylucid.add(input, other) etc.: like the operators, but an operand that is
+// neither a Tensor nor a number raises instead of returning NotImplemented.
+TensorImplPtr function_op(const TensorImplPtr& a, py::handle b, TensorImplPtr (*f)(const TensorImplPtr&, const TensorImplPtr&),
+                          const char* name) {
+  auto o = to_operand(a, b);
+  LUCID_CHECK_DTYPE(o, name, ": expected a Tensor or a number for other, got ",
+                    py::str(py::type::of(b).attr("__name__")).cast<std::string>());
+  return maybe_nogil(std::max(a->numel(), o->numel()), [&] { return f(a, o); });
+}
+
 py::object cmpop(const TensorImplPtr& a, py::handle b, CompareOp op) {
   auto o = to_operand(a, b);
   if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   return py::cast(compare(a, o, op));
 }
 
-py::object inplace_op(const TensorImplPtr& a, py::handle b, TensorImplPtr (*f)(const TensorImplPtr&, const TensorImplPtr&)) {
+// In-place arithmetic. The operators (`method` null) return NotImplemented for an operand that is
+// neither a Tensor nor a number, so Python can try the other side; named methods raise.
+py::object inplace_op(const TensorImplPtr& a, py::handle b, TensorImplPtr (*f)(const TensorImplPtr&, const TensorImplPtr&),
+                      const char* method = nullptr) {
   auto o = to_operand(a, b);
+  LUCID_CHECK_DTYPE(o || !method, method, ": expected a Tensor or a number, got ", py::str(py::type::of(b).attr("__name__")).cast<std::string>());
   if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   f(a, o);
   return py::cast(a);
@@ -323,19 +337,20 @@ LUCID_BINDING(tensor, 0) {
       .def("__hash__", [](const TensorImplPtr& t) { return reinterpret_cast<intptr_t>(t.get()); })
       .def("add_", [](const TensorImplPtr& a, py::handle b, double alpha) {
             auto o = to_operand(a, b);
-            LUCID_CHECK_DTYPE(o != nullptr, "add_: expected a Tensor or a number");
+            LUCID_CHECK_DTYPE(o != nullptr, "add_: expected a Tensor or a number, got ",
+                              py::str(py::type::of(b).attr("__name__")).cast<std::string>());
             return add_(a, o, alpha);
           }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0,
           "self += alpha * other in place (other a Tensor or number, broadcast to self's shape; its result "
           "dtype must cast to self's) and returns self. Not recorded by autograd: refused on a tensor that "
           "requires grad while grad mode is on.")
-      .def("sub_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &sub_); },
+      .def("sub_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &sub_, "sub_"); },
            "self -= other in place (a Tensor or number, broadcast to self's shape) and returns self; not "
            "recorded by autograd.")
-      .def("mul_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &mul_); },
+      .def("mul_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &mul_, "mul_"); },
            "self *= other in place (a Tensor or number, broadcast to self's shape) and returns self; not "
            "recorded by autograd.")
-      .def("div_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &div_); },
+      .def("div_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &div_, "div_"); },
            "self /= other in place (true division: self must be floating; other broadcast to self's shape) "
            "and returns self; not recorded by autograd.")
       .def("copy_", [](const TensorImplPtr& a, const TensorImplPtr& b) { return copy_(a, b); },
@@ -356,11 +371,16 @@ LUCID_BINDING(tensor, 0) {
            "Fills self (floating) in place with normal samples of the given mean and std from the generator "
            "seeded by pylucid.manual_seed and returns self; not recorded by autograd.");
 
-  m.def("add", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &add, false); });
-  m.def("sub", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &sub, false); });
-  m.def("mul", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &mul, false); });
-  m.def("div", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &div, false); });
-  m.def("pow", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &pow, false); });
+  m.def("add", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &add, "add"); },
+        py::arg("input"), py::arg("other"));
+  m.def("sub", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &sub, "sub"); },
+        py::arg("input"), py::arg("other"));
+  m.def("mul", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &mul, "mul"); },
+        py::arg("input"), py::arg("other"));
+  m.def("div", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &div, "div"); },
+        py::arg("input"), py::arg("other"));
+  m.def("pow", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &pow, "pow"); },
+        py::arg("input"), py::arg("other"));
   m.def("maximum", [](const TensorImplPtr& a, const TensorImplPtr& b) { return maximum(a, b); });
   m.def("minimum", [](const TensorImplPtr& a, const TensorImplPtr& b) { return minimum(a, b); });
   m.def("result_type", [](const TensorImplPtr& a, const TensorImplPtr& b) { return result_type(a, b); });

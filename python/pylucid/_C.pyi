@@ -1168,7 +1168,7 @@ def abs(input: Tensor) -> Tensor:
     """
     |input|, elementwise; the gradient at 0 is 0.
     """
-def add(arg0: Tensor, arg1: typing.Any) -> Tensor:
+def add(input: Tensor, other: typing.Any) -> Tensor:
     ...
 def amax(input: Tensor, dim: typing.Any = (), keepdim: builtins.bool = False) -> Tensor:
     """
@@ -1238,7 +1238,7 @@ def cos(input: Tensor) -> Tensor:
     """
     Cosine, elementwise (integers promote to float32).
     """
-def div(arg0: Tensor, arg1: typing.Any) -> Tensor:
+def div(input: Tensor, other: typing.Any) -> Tensor:
     ...
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """
@@ -1342,7 +1342,7 @@ def movedim(input: Tensor, source: typing.Any, destination: typing.Any) -> Tenso
     """
     A view with the dims in `source` moved to the positions in `destination`; the others keep their order.
     """
-def mul(arg0: Tensor, arg1: typing.Any) -> Tensor:
+def mul(input: Tensor, other: typing.Any) -> Tensor:
     ...
 def narrow(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
     """
@@ -1368,7 +1368,7 @@ def permute(input: Tensor, dims: typing.Any) -> Tensor:
     """
     A view with the dims reordered: output dim i is input dim dims[i].
     """
-def pow(arg0: Tensor, arg1: typing.Any) -> Tensor:
+def pow(input: Tensor, other: typing.Any) -> Tensor:
     ...
 def prod(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
     """
@@ -1442,7 +1442,7 @@ def std(input: Tensor, dim: typing.Any = None, unbiased: typing.Any = None, keep
     """
     Standard deviation over dim: sqrt(sum (x - mean)^2 / max(0, N - correction)), correction=1 by default (or unbiased=True/False).
     """
-def sub(arg0: Tensor, arg1: typing.Any) -> Tensor:
+def sub(input: Tensor, other: typing.Any) -> Tensor:
     ...
 def sum(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None) -> Tensor:
     """
