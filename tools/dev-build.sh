@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Incremental development build of the extension into build/dev-<name> (default: main).
-# Use it with:  PYTHONPATH=python PYLUCID_EXT_DIR=build/dev-main python -m pytest
+# Run from the repository root: tools/dev-build.sh [name]; use the build with:  PYTHONPATH=python PYLUCID_EXT_DIR=build/dev-main python -m pytest
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/.."
 dir="build/dev-${1:-main}"
 shift || true
 if [ ! -f "$dir/build.ninja" ]; then
