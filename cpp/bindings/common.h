@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/tensor_impl.h"
@@ -75,6 +76,9 @@ void def_method(const char* name, F&& f, const Extra&... extra) {
                       py::sibling(py::getattr(cls, name, py::none())), extra...);
   py::setattr(cls, name, cf);
 }
+
+// The Python type name of `h`, for error messages ("expected a Tensor, got str").
+inline std::string type_name(py::handle h) { return py::str(py::type::of(h).attr("__name__")); }
 
 // Binds one function as both pylucid.<name>(input, ...) and the method Tensor.<name>(...), with one
 // docstring; `extra` describes the arguments after input.

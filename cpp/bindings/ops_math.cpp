@@ -13,8 +13,6 @@ namespace {
 
 using T = const TensorImplPtr&;
 
-std::string type_name(py::handle h) { return py::str(py::type::of(h).attr("__name__")); }
-
 bool is_int_like(py::handle h) { return PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()); }
 
 // A clamp bound: None, a Python number, or a Tensor (-> `tensor`).

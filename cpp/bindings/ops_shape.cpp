@@ -10,8 +10,6 @@ namespace lucid::bindings {
 
 namespace {
 
-std::string type_name(py::handle h) { return py::str(py::type::of(h).attr("__name__")); }
-
 py::object& from_numpy_fn() {
   static py::object* f = nullptr;  // leaked: must outlive interpreter shutdown order
   if (!f) f = new py::object(py::module_::import("pylucid._C").attr("_from_numpy"));

@@ -35,12 +35,12 @@ Shape shape_arg(py::handle h, const char* op) {
     Shape s;
     for (auto x : h) {
       if (!PyLong_Check(x.ptr()) && !py::hasattr(x, "__index__"))
-        throw DtypeMismatch(str(op, ": shape entries must be ints, got ", std::string(py::str(py::type::of(x).attr("__name__")))));
+        throw DtypeMismatch(str(op, ": shape entries must be ints, got ", type_name(x)));
       s.push_back(x.cast<int64_t>());
     }
     return s;
   }
-  throw DtypeMismatch(str(op, ": expected a shape (tuple of ints), got ", std::string(py::str(py::type::of(h).attr("__name__")))));
+  throw DtypeMismatch(str(op, ": expected a shape (tuple of ints), got ", type_name(h)));
 }
 
 Shape shape_args(const py::args& args, const char* op) {
@@ -157,7 +157,7 @@ TensorImplPtr function_op(const TensorImplPtr& a, py::handle b, TensorImplPtr (*
                           const char* name) {
   auto o = to_operand(a, b);
   LUCID_CHECK_DTYPE(o, name, ": expected a Tensor or a number for other, got ",
-                    py::str(py::type::of(b).attr("__name__")).cast<std::string>());
+                    type_name(b));
   return maybe_nogil(std::max(a->numel(), o->numel()), [&] { return f(a, o); });
 }
 
@@ -172,7 +172,7 @@ py::object cmpop(const TensorImplPtr& a, py::handle b, CompareOp op) {
 py::object inplace_op(const TensorImplPtr& a, py::handle b, TensorImplPtr (*f)(const TensorImplPtr&, const TensorImplPtr&),
                       const char* method = nullptr) {
   auto o = to_operand(a, b);
-  LUCID_CHECK_DTYPE(o || !method, method, ": expected a Tensor or a number, got ", py::str(py::type::of(b).attr("__name__")).cast<std::string>());
+  LUCID_CHECK_DTYPE(o || !method, method, ": expected a Tensor or a number, got ", type_name(b));
   if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   f(a, o);
   return py::cast(a);
@@ -338,7 +338,7 @@ LUCID_BINDING(tensor, 0) {
       .def("add_", [](const TensorImplPtr& a, py::handle b, double alpha) {
             auto o = to_operand(a, b);
             LUCID_CHECK_DTYPE(o != nullptr, "add_: expected a Tensor or a number, got ",
-                              py::str(py::type::of(b).attr("__name__")).cast<std::string>());
+                              type_name(b));
             return add_(a, o, alpha);
           }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0,
           "self += alpha * other in place (other a Tensor or number, broadcast to self's shape; its result "
