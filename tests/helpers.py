@@ -5,7 +5,10 @@
 1. forward: pylucid_fn(*tensors) equals numpy_fn(*arrays) (float64, tight tolerance);
 2. float64 gradcheck against central finite differences;
 3. the same on non-contiguous inputs (each input built transposed and transposed back);
-4. two backward calls accumulate into .grad (the second .grad is twice the first).
+4. two backward calls accumulate into .grad (the second .grad is twice the first);
+5. float64 gradgradcheck: the op's backward is itself differentiable (create_graph=True), so
+   no op can join the table without double backward (double_backward=False only for an op whose
+   node raises "double backward is not implemented", which its test then asserts).
 """
 import numpy as np
 
@@ -41,7 +44,7 @@ def as_leaf(t):
 
 
 def check_op(fn, ref, shapes, positive=False, atol=1e-10, rtol=1e-8, check_noncontig=True,
-             grad=True):
+             grad=True, double_backward=True):
     arrays = [rand_array(s, positive=positive) for s in shapes]
     # forward
     ts = [pylucid.from_numpy(a.copy()) for a in arrays]
@@ -57,6 +60,8 @@ def check_op(fn, ref, shapes, positive=False, atol=1e-10, rtol=1e-8, check_nonco
             continue
         leaves = [as_leaf(non_contiguous(a) if nc else pylucid.from_numpy(a.copy())) for a in arrays]
         assert pylucid.autograd.gradcheck(fn, leaves)
+        if not nc and double_backward:
+            assert pylucid.autograd.gradgradcheck(fn, leaves)
     # accumulation over two backward calls
     leaves = [as_leaf(pylucid.from_numpy(a.copy())) for a in arrays]
     fn(*leaves).sum().backward()

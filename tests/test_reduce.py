@@ -256,9 +256,15 @@ def test_prod_gradient_with_zeros():
     x = pylucid.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.0, 2.0, 4.0]], dtype=F64, requires_grad=True)
     x.prod(1).sum().backward()
     assert x.grad.tolist() == [[0.0, 6.0, 0.0], [0.0, 0.0, 0.0], [8.0, 4.0, 2.0]]
-    check_op(lambda t: t.prod(1), lambda a: a.prod(axis=1), [(3, 4)])
-    check_op(lambda t: t.prod(), lambda a: a.prod(), [(2, 3)])
-    check_op(lambda t: t.prod(0, keepdim=True), lambda a: a.prod(axis=0, keepdims=True), [(2, 3)])
+    # prod has no double backward yet (the exact form with zeros needs its own kernel): it must
+    # say so instead of returning a wrong second derivative.
+    check_op(lambda t: t.prod(1), lambda a: a.prod(axis=1), [(3, 4)], double_backward=False)
+    check_op(lambda t: t.prod(), lambda a: a.prod(), [(2, 3)], double_backward=False)
+    check_op(lambda t: t.prod(0, keepdim=True), lambda a: a.prod(axis=0, keepdims=True), [(2, 3)],
+             double_backward=False)
+    y = pylucid.tensor([2.0, 3.0], dtype=F64, requires_grad=True)
+    with pytest.raises(pylucid.LucidError, match="ProdBackward: double backward"):
+        pylucid.autograd.grad(y.prod(), y, create_graph=True)
 
 
 def test_norm_variants():

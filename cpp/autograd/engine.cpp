@@ -1,10 +1,14 @@
 #include "autograd/engine.h"
 
+#include <cmath>
 #include <unordered_map>
 
 #include "autograd/grad_mode.h"
 #include "core/error.h"
 #include "ops/binary.h"
+#include "ops/reduce.h"
+#include "ops/unary.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -12,28 +16,57 @@ static uint64_t next_seq() {
   thread_local uint64_t seq = 0;
   return seq++;
 }
-Node::Node() : seq_nr(next_seq()) { live.fetch_add(1, std::memory_order_relaxed); }
+Node::Node() : seq_nr(next_seq()) {
+  live.fetch_add(1, std::memory_order_relaxed);
+  if (AnomalyMode::is_enabled() && AnomalyMode::trace_hook) anomaly_trace = AnomalyMode::trace_hook();
+}
+
+uint64_t next_hook_id() {
+  static std::atomic<uint64_t> id{1};
+  return id.fetch_add(1, std::memory_order_relaxed);
+}
+
+static std::atomic<bool> g_anomaly{false};
+bool AnomalyMode::is_enabled() { return g_anomaly.load(std::memory_order_relaxed); }
+void AnomalyMode::set_enabled(bool on) { g_anomaly.store(on, std::memory_order_relaxed); }
 
 Edge gradient_edge(const TensorImplPtr& t) {
   if (t->grad_fn) return {t->grad_fn, 0};
-  if (t->requires_grad) return {std::make_shared<AccumulateGrad>(t), 0};
-  return {};
+  if (!t->requires_grad) return {};
+  NodePtr acc = t->grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t);
+    t->grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+TensorImplPtr apply_tensor_hooks(const TensorImpl& t, TensorImplPtr g) {
+  for (auto& [id, h] : t.hooks)
+    if (auto r = h(g)) g = std::move(r);
+  return g;
+}
+
+// The gradient reshaped to the leaf's shape (same numel), as a view when possible.
+static TensorImplPtr as_leaf_shape(const TensorImplPtr& g, const TensorImplPtr& v) {
+  LUCID_CHECK_SHAPE(g->numel() == v->numel(), "backward: gradient of shape ", shape_str(g->shape),
+                    " does not match leaf of shape ", shape_str(v->shape));
+  if (g->shape == v->shape) return g;
+  if (GradMode::is_enabled()) return reshape(g, v->shape);
+  auto c = contiguous_raw(g);
+  return make_view(c, v->shape, contiguous_strides(v->shape), c->offset);
 }
 
 std::vector<TensorImplPtr> AccumulateGrad::run(const TensorImplPtr& grad_out) {
-  LUCID_CHECK_SHAPE(grad_out->numel() == variable->numel(), "backward: gradient of shape ",
-                    shape_str(grad_out->shape), " does not match leaf of shape ",
-                    shape_str(variable->shape));
-  TensorImplPtr g = grad_out;
-  if (g->shape != variable->shape) {
-    auto c = contiguous_raw(g);
-    g = make_view(c, variable->shape, contiguous_strides(variable->shape), c->offset);
-  }
-  accumulate_grad(*variable, g);
+  accumulate_grad(*variable, apply_tensor_hooks(*variable, as_leaf_shape(grad_out, variable)));
   return {};
 }
 
 void accumulate_grad(TensorImpl& t, const TensorImplPtr& g) {
+  if (GradMode::is_enabled()) {  // create_graph: keep the gradient's graph, never write in place
+    t.grad = t.grad ? add(t.grad, g) : (g->requires_grad ? clone(g) : cast_raw(clone(g), t.dtype));
+    return;
+  }
   if (!t.grad) {
     auto fresh = empty(t.shape, t.dtype);
     copy_into(fresh, g);
@@ -43,12 +76,34 @@ void accumulate_grad(TensorImpl& t, const TensorImplPtr& g) {
   }
 }
 
+namespace {
+
+// Raises when a node's gradient holds NaN (anomaly mode).
+void check_anomaly(const Node& n, const std::vector<TensorImplPtr>& outs) {
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i] || !is_floating(outs[i]->dtype)) continue;
+    NoGradGuard no_grad;
+    auto bad = isnan(outs[i]);
+    auto any = sum(bad, {}, false);
+    if (item_as_double(any, "detect_anomaly") == 0) continue;
+    const OpSchema* s = n.schema();
+    throw LucidError(str("detect_anomaly: function '", n.name(), "' (the backward of ", s ? s->name : "an op",
+                         ") returned nan values in its ", i, "th output",
+                         n.anomaly_trace.empty() ? std::string()
+                                                 : "; the forward op was called at:\n" + n.anomaly_trace));
+  }
+}
+
+}  // namespace
+
 std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& roots,
                                             const std::vector<TensorImplPtr>& grads,
                                             bool retain_graph,
-                                            const std::vector<TensorImplPtr>& inputs) {
-  NoGradGuard no_grad;
+                                            const std::vector<TensorImplPtr>& inputs,
+                                            bool create_graph) {
+  GradModeGuard grad_mode(create_graph);
   const bool capture = !inputs.empty();
+  const bool anomaly = AnomalyMode::is_enabled();
   std::unordered_map<const TensorImpl*, size_t> leaf_slot;
   std::unordered_map<const Node*, size_t> node_slot;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -75,7 +130,7 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
                       shape_str(grads[i]->shape), " does not match output shape ", shape_str(r->shape));
     Edge e = gradient_edge(r);
     Node* n = e.fn.get();
-    auto g = cast_raw(grads[i], r->dtype);
+    auto g = grads[i]->dtype == r->dtype ? grads[i] : to(grads[i], r->dtype, false);
     auto it = buffer.find(n);
     if (it == buffer.end()) {
       buffer[n] = g;
@@ -107,21 +162,24 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
     }
     std::vector<TensorImplPtr> outs;
     std::vector<Edge> edges = n->next_edges;  // run/release may clear them
+    auto* acc = dynamic_cast<AccumulateGrad*>(n);
     if (g) {
-      for (auto& h : n->pre_hooks) h(g);
+      for (auto& [id, h] : n->pre_hooks)
+        if (auto r = h(g)) g = std::move(r);
       if (capture) {
         if (auto it = node_slot.find(n); it != node_slot.end()) add_result(it->second, g);
       }
-      auto* acc = dynamic_cast<AccumulateGrad*>(n);
       if (acc) {
         if (capture) {
           if (auto it = leaf_slot.find(acc->variable.get()); it != leaf_slot.end())
-            add_result(it->second, g);
+            add_result(it->second, apply_tensor_hooks(*acc->variable, as_leaf_shape(g, acc->variable)));
         } else {
           acc->run(g);
         }
       } else {
         outs = n->run(g);
+        if (anomaly) check_anomaly(*n, outs);
+        for (auto& [id, h] : n->post_hooks) h(outs, g);
       }
     }
     for (size_t i = 0; i < edges.size(); ++i) {
@@ -134,7 +192,7 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
       }
       if (--deps[next] == 0) ready.push_back(next);
     }
-    if (!retain_graph && !dynamic_cast<AccumulateGrad*>(n)) n->release_saved();
+    if (!retain_graph && !acc) n->release_saved();
   }
   return results;
 }

@@ -4,6 +4,9 @@
 // by an earlier backward. Derived provides:
 //   static const OpSchema& schema_v1;   const char* name() const;
 //   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);  // one grad per input
+// and, for double backward, apply_graph(grad_out): the same gradients written with
+// differentiable ops (or a fused op with its own node), run when the engine has grad mode on
+// (create_graph=True). A node without apply_graph raises there if anything needs a graph.
 #pragma once
 #include <array>
 
@@ -21,6 +24,9 @@ struct AutogradNode : Node {
   bool released_ = false;
 
   const OpSchema* schema() const override { return &Derived::schema_v1; }
+  ~AutogradNode() override {
+    for (auto& s : saved_) defer_release(s);
+  }
 
   void save(size_t slot, const TensorImplPtr& t) {
     saved_[slot] = t;
@@ -42,7 +48,30 @@ struct AutogradNode : Node {
                   static_cast<Derived*>(this)->name(), ": saved input ", i,
                   " was modified by an in-place operation (version ", saved_[i]->version(),
                   ", saved at version ", saved_version_[i], ")");
-    return static_cast<Derived*>(this)->apply(grad_out);
+    Derived& d = *static_cast<Derived*>(this);
+    // create_graph: the engine runs with grad mode on, and the backward must record its graph.
+    // Only this branch differs from first order, which keeps its raw fused kernels.
+    if (GradMode::is_enabled()) {
+      if constexpr (requires { d.apply_graph(grad_out); }) {
+        return d.apply_graph(grad_out);
+      } else {
+        bool needs_graph = grad_out->requires_grad;
+        for (auto& s : saved_) needs_graph = needs_graph || (s && s->requires_grad);
+        LUCID_CHECK(!needs_graph, d.name(), ": double backward (create_graph=True) is not implemented");
+        NoGradGuard no_grad;
+        return d.apply(grad_out);
+      }
+    }
+    return d.apply(grad_out);
+  }
+  // A saved output (stored detached to avoid a cycle) as a tensor whose grad_fn is this node
+  // again, for apply_graph: the saved output's own derivative then flows through this node.
+  TensorImplPtr saved_output(size_t slot) {
+    const TensorImplPtr& s = saved_[slot];
+    auto t = make_view(s, s->shape, s->strides, s->offset);
+    t->requires_grad = true;
+    t->grad_fn = this->shared_from_this();
+    return t;
   }
   void release_saved() override {
     for (auto& s : saved_) s.reset();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/op_schema.h"
@@ -21,26 +22,58 @@ struct Edge {
   uint32_t input_nr = 0;
 };
 
-struct Node {
+// NOTE [iterative teardown]: a graph can be a chain of millions of nodes (total = total + x in a
+// loop). Destroying its head must not recurse through next_edges (or through saved tensors whose
+// grad_fn is the next node): ~Node hands what it owns to a thread-local queue, and the outermost
+// destructor on the stack drains the queue in a loop, so the C++ stack depth stays constant.
+struct Node : std::enable_shared_from_this<Node> {
   std::vector<Edge> next_edges;
   uint64_t seq_nr;
-  // Called with the summed gradient of this node's output before it runs (retain_grad).
-  std::vector<std::function<void(const TensorImplPtr&)>> pre_hooks;
+  // Called with the summed gradient of this node's output before it runs (retain_grad,
+  // Tensor.register_hook on a non-leaf, Node.register_prehook); a hook returns a replacement
+  // gradient or nullptr. Keyed by handle id (see next_hook_id).
+  using PreHook = std::function<TensorImplPtr(const TensorImplPtr&)>;
+  std::vector<std::pair<uint64_t, PreHook>> pre_hooks;
+  // Node.register_hook: called with (grad_inputs, grad_output) after the node ran; may replace
+  // entries of grad_inputs.
+  using PostHook = std::function<void(std::vector<TensorImplPtr>&, const TensorImplPtr&)>;
+  std::vector<std::pair<uint64_t, PostHook>> post_hooks;
+  // Where the forward op was called from, recorded only under anomaly mode (see AnomalyMode).
+  std::string anomaly_trace;
 
   static inline std::atomic<int64_t> live{0};  // live nodes, for leak tests
   Node();
-  virtual ~Node() { live.fetch_sub(1, std::memory_order_relaxed); }
+  virtual ~Node();
   virtual const char* name() const = 0;
   virtual const OpSchema* schema() const { return nullptr; }
+  // Maps the output's gradient to one gradient per next edge. With grad mode on (the engine
+  // under create_graph=True) the result is itself recorded, so it can be differentiated again.
   virtual std::vector<TensorImplPtr> run(const TensorImplPtr& grad_out) = 0;
   // Frees saved state after a backward without retain_graph.
   virtual void release_saved() { next_edges.clear(); }
 };
 
+// A process-wide id for hook handles.
+uint64_t next_hook_id();
+
+// autograd.detect_anomaly(): the engine checks every gradient a node returns for NaN and names
+// the node and the forward op; nodes created meanwhile record where they were created
+// (`trace_hook`, set by the bindings, returns the caller's Python stack).
+struct AnomalyMode {
+  static bool is_enabled();
+  static void set_enabled(bool on);
+  static inline std::function<std::string()> trace_hook;
+};
+
+// Hands a tensor / node to the teardown queue (see NOTE [iterative teardown]); `p` is left empty.
+void defer_release(TensorImplPtr& p);
+void defer_release(NodePtr& p);
+
 // The leaf end of the graph: adds the incoming gradient into variable->grad.
 struct AccumulateGrad final : Node {
   TensorImplPtr variable;
   explicit AccumulateGrad(TensorImplPtr v) : variable(std::move(v)) {}
+  ~AccumulateGrad() override { defer_release(variable); }
   const char* name() const override { return "AccumulateGrad"; }
   std::vector<TensorImplPtr> run(const TensorImplPtr& grad_out) override;
   void release_saved() override {}
@@ -48,11 +81,15 @@ struct AccumulateGrad final : Node {
 
 // t.grad += g, where g has t's shape: the first gradient is copied into a fresh buffer (g may be
 // shared with other leaves or with the caller), later ones are added in place. Used by leaves
-// (AccumulateGrad) and by non-leaf tensors that retain_grad().
+// (AccumulateGrad) and by non-leaf tensors that retain_grad(). Under grad mode (create_graph)
+// the sum is recorded out of place instead, so .grad keeps its graph.
 void accumulate_grad(TensorImpl& t, const TensorImplPtr& g);
 
-// The edge through which a gradient for `t` flows: its grad_fn, a fresh AccumulateGrad for a
-// leaf that requires grad, or an empty edge.
+// Applies a leaf's Tensor.register_hook hooks to its gradient.
+TensorImplPtr apply_tensor_hooks(const TensorImpl& t, TensorImplPtr g);
+
+// The edge through which a gradient for `t` flows: its grad_fn, the AccumulateGrad of a leaf that
+// requires grad (created on first use and shared while alive), or an empty edge.
 Edge gradient_edge(const TensorImplPtr& t);
 
 }  // namespace lucid

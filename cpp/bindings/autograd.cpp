@@ -1,6 +1,7 @@
 // Autograd from Python: Node (grad_fn) objects, OpSchema and the registry, the engine entry
 // points behind Tensor.backward and pylucid.autograd.grad.
 #include "autograd/engine.h"
+#include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "bindings/common.h"
 
@@ -69,14 +70,21 @@ LUCID_BINDING(autograd, 1) {
       .def_readonly("variable", &AccumulateGrad::variable,
                     "The leaf tensor whose .grad this node accumulates into (a strong reference).");
 
+  m.def("_accumulate_grad", [](const TensorImplPtr& t, const TensorImplPtr& g, bool create_graph) {
+    GradModeGuard mode(create_graph);
+    LUCID_CHECK_SHAPE(g->shape == t->shape, "backward: gradient of shape ", shape_str(g->shape),
+                      " does not match input of shape ", shape_str(t->shape));
+    accumulate_grad(*t, g);
+  }, "t.grad += g (used by backward(inputs=...)); records the sum under grad mode");
   m.def("_live_counts", []() {
     return py::make_tuple(TensorImpl::live.load(), Node::live.load());
   }, "(live TensorImpl objects, live autograd nodes) in this process");
   m.def("_run_backward", [](std::vector<TensorImplPtr> roots, std::vector<TensorImplPtr> grads,
-                           bool retain_graph, std::vector<TensorImplPtr> inputs) {
+                           bool retain_graph, std::vector<TensorImplPtr> inputs, bool create_graph) {
     py::gil_scoped_release nogil;
-    return Engine::backward(roots, grads, retain_graph, inputs);
-  });
+    return Engine::backward(roots, grads, retain_graph, inputs, create_graph);
+  }, py::arg("roots"), py::arg("grads"), py::arg("retain_graph"), py::arg("inputs"),
+     py::arg("create_graph") = false);
 }
 
 }  // namespace lucid::bindings

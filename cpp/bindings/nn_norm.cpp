@@ -1,6 +1,7 @@
 // The normalisation family from Python: the functional entry points behind
 // pylucid.nn.functional.{rms_norm, group_rms_norm, layer_norm} (every argument explicit: the
 // defaults live in the Python signatures) and the backward node classes with their saved state.
+#include "autograd/grad_mode.h"
 #include "bindings/common.h"
 #include "ops/group_rms_norm.h"
 #include "ops/layer_norm.h"
@@ -16,7 +17,12 @@ int64_t work_of(const TensorImplPtr& t) { return t ? t->numel() : 0; }
 // graph was not freed, then calls the closed-form apply.
 template <class NodeT>
 py::tuple apply_from_python(NodeT& n, const TensorImplPtr& grad_out) {
-  auto grads = maybe_nogil(work_of(grad_out), [&] { return n.run(grad_out); });
+  // The closed-form first-order values: the seed's apply records nothing (create_graph is the
+  // engine's business).
+  auto grads = maybe_nogil(work_of(grad_out), [&] {
+    NoGradGuard no_grad;
+    return n.run(grad_out);
+  });
   py::list out;
   for (auto& g : grads) out.append(g ? py::cast(g) : py::none());
   return py::tuple(out);

@@ -130,7 +130,7 @@ py::object py_scalar(const TensorImplPtr& t) {
   return py::float_(v);
 }
 
-void backward(const TensorImplPtr& self, py::object gradient, bool retain_graph) {
+void backward(const TensorImplPtr& self, py::object gradient, bool retain_graph, bool create_graph) {
   TensorImplPtr g;
   if (gradient.is_none()) {
     LUCID_CHECK_SHAPE(self->numel() == 1, "backward: grad can be implicitly created only for scalar outputs; got shape ",
@@ -140,7 +140,7 @@ void backward(const TensorImplPtr& self, py::object gradient, bool retain_graph)
     g = gradient.cast<TensorImplPtr>();
   }
   py::gil_scoped_release nogil;
-  Engine::backward({self}, {g}, retain_graph);
+  Engine::backward({self}, {g}, retain_graph, {}, create_graph);
 }
 
 TensorImplPtr detach(const TensorImplPtr& t) { return make_view(t, t->shape, t->strides, t->offset); }
@@ -283,15 +283,17 @@ LUCID_BINDING(tensor, 0) {
             if (t->is_leaf() || t->retains_grad) return;
             t->retains_grad = true;
             std::weak_ptr<TensorImpl> w = t;
-            t->grad_fn->pre_hooks.push_back([w](const TensorImplPtr& g) {
+            t->grad_fn->pre_hooks.emplace_back(next_hook_id(), [w](const TensorImplPtr& g) -> TensorImplPtr {
               if (auto s = w.lock()) accumulate_grad(*s, g);
+              return nullptr;
             });
           },
           "Makes backward fill .grad of this non-leaf tensor too (summed over the calls, as for leaves); a "
           "no-op for leaves. Raises if the tensor does not require grad.")
       .def_property_readonly("retains_grad", [](const TensorImpl& t) { return t.retains_grad; },
           "True for a non-leaf tensor after retain_grad(), whose .grad backward then fills; False for leaves.")
-      .def("backward", &backward, py::arg("gradient") = py::none(), py::arg("retain_graph") = false)
+      .def("backward", &backward, py::arg("gradient") = py::none(), py::arg("retain_graph") = false,
+           py::arg("create_graph") = false)
       .def("detach", &detach,
           "A new leaf sharing this tensor's storage and version counter, with no grad_fn and requires_grad=False; "
           "in-place changes to either are seen by both (and by autograd's saved-tensor checks).")

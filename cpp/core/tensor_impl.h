@@ -4,7 +4,10 @@
 // inside storage; a tensor with a grad_fn is not a leaf.
 #pragma once
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "core/dtype.h"
 #include "core/shape.h"
@@ -34,6 +37,11 @@ struct TensorImpl {
   bool retains_grad = false;
   TensorImplPtr grad;
   std::shared_ptr<Node> grad_fn;
+  // A leaf's AccumulateGrad while some graph holds it (one per leaf, as PyTorch's grad_accumulator).
+  std::weak_ptr<Node> grad_accumulator;
+  // Tensor.register_hook on a leaf: each maps the leaf's gradient to a replacement (or nullptr to
+  // keep it) before it is accumulated or captured. Keyed by handle id.
+  std::vector<std::pair<uint64_t, std::function<TensorImplPtr(const TensorImplPtr&)>>> hooks;
 
   int64_t numel() const { return numel_of(shape); }
   int64_t ndim() const { return int64_t(shape.size()); }

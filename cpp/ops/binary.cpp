@@ -2,7 +2,11 @@
 
 #include <cmath>
 
+#include "ops/grad_graph.h"
+#include "ops/join.h"
 #include "ops/op_utils.h"
+#include "ops/unary.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -56,6 +60,10 @@ struct AddBackward : FuncOp<AddBackward, 2>, InputMeta {
     return {needs_input_grad(0) ? grad_for(g, a_shape, a_dtype) : nullptr,
             needs_input_grad(1) ? grad_for(g, b_shape, b_dtype) : nullptr};
   }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    return {needs_input_grad(0) ? grad_for_graph(g, a_shape, a_dtype) : nullptr,
+            needs_input_grad(1) ? grad_for_graph(g, b_shape, b_dtype) : nullptr};
+  }
 };
 const OpSchema& AddBackward::schema_v1 = register_schema(
     {.name = "add", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
@@ -71,6 +79,10 @@ struct SubBackward : FuncOp<SubBackward, 2>, InputMeta {
     }
     return {needs_input_grad(0) ? grad_for(g, a_shape, a_dtype) : nullptr, gb};
   }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    return {needs_input_grad(0) ? grad_for_graph(g, a_shape, a_dtype) : nullptr,
+            needs_input_grad(1) ? grad_for_graph(neg(g), b_shape, b_dtype) : nullptr};
+  }
 };
 const OpSchema& SubBackward::schema_v1 = register_schema(
     {.name = "sub", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
@@ -82,6 +94,11 @@ struct MulBackward : FuncOp<MulBackward, 2>, InputMeta {
     const auto &a = saved_[0], &b = saved_[1];
     return {needs_input_grad(0) ? grad_for(mul(g, b), a_shape, a_dtype) : nullptr,
             needs_input_grad(1) ? grad_for(mul(g, a), b_shape, b_dtype) : nullptr};
+  }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const auto &a = saved_[0], &b = saved_[1];
+    return {needs_input_grad(0) ? grad_for_graph(mul(g, b), a_shape, a_dtype) : nullptr,
+            needs_input_grad(1) ? grad_for_graph(mul(g, a), b_shape, b_dtype) : nullptr};
   }
 };
 const OpSchema& MulBackward::schema_v1 = register_schema(
@@ -105,6 +122,11 @@ struct DivBackward : FuncOp<DivBackward, 2>, InputMeta {
                     b_shape, b_dtype);
     }
     return {ga, gb};
+  }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const auto &a = saved_[0], &b = saved_[1];
+    return {needs_input_grad(0) ? grad_for_graph(div(g, b), a_shape, a_dtype) : nullptr,
+            needs_input_grad(1) ? grad_for_graph(neg(div(mul(g, a), mul(b, b))), b_shape, b_dtype) : nullptr};
   }
 };
 const OpSchema& DivBackward::schema_v1 = register_schema(
@@ -132,6 +154,28 @@ struct PowBackward : FuncOp<PowBackward, 2>, InputMeta {
                     }), b_shape, b_dtype);
     return {ga, gb};
   }
+  // The same limits as apply: b == 0 gives 0 for d/da, a == 0 (b >= 0) gives 0 for d/db.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const auto &a = saved_[0], &b = saved_[1];
+    DType dt = promote_types(g->dtype, a->dtype);
+    auto zero = constant(0.0, dt);
+    TensorImplPtr ga, gb;
+    if (needs_input_grad(0)) {
+      auto d = mul(g, mul(b, pow(a, sub(b, constant(1.0, dt)))));
+      ga = grad_for_graph(where(compare(b, zero, CompareOp::Eq), zero, d), a_shape, a_dtype);
+    }
+    if (needs_input_grad(1)) {
+      TensorImplPtr keep;  // not (a == 0 and b >= 0)
+      {
+        NoGradGuard no_grad;
+        auto lim = mul(to(compare(a, zero, CompareOp::Eq), dt, false), to(compare(b, zero, CompareOp::Ge), dt, false));
+        keep = compare(lim, zero, CompareOp::Eq);
+      }
+      auto safe_a = where(keep, a, constant(1.0, dt));  // log(1) = 0 where the limit is 0
+      gb = grad_for_graph(where(keep, mul(g, mul(pow(a, b), log(safe_a))), zero), b_shape, b_dtype);
+    }
+    return {ga, gb};
+  }
 };
 const OpSchema& PowBackward::schema_v1 = register_schema(
     {.name = "pow", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
@@ -154,6 +198,21 @@ struct ExtremumBackward : FuncOp<ExtremumBackward<IsMax>, 2>, InputMeta {
       gb = grad_for(ternary_apply("extremum_backward", shape, gg, b, a, []<class A>() {
                       return [](A gv, A x, A y) { return x == y ? gv / A(2) : ((x > y) == IsMax ? gv : A(0)); };
                     }), b_shape, b_dtype);
+    return {ga, gb};
+  }
+  // Linear in g given the (constant) selection weights 1, 1/2 (tie) or 0.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const auto &a = this->saved_[0], &b = this->saved_[1];
+    DType dt = promote_types(g->dtype, a->dtype);
+    auto weight = [&](const TensorImplPtr& x, const TensorImplPtr& y) {
+      NoGradGuard no_grad;
+      auto win = to(compare(x, y, IsMax ? CompareOp::Gt : CompareOp::Lt), dt, false);
+      auto tie = to(compare(x, y, CompareOp::Eq), dt, false);
+      return add(win, mul(tie, constant(0.5, dt)));
+    };
+    TensorImplPtr ga, gb;
+    if (this->needs_input_grad(0)) ga = grad_for_graph(mul(g, weight(a, b)), a_shape, a_dtype);
+    if (this->needs_input_grad(1)) gb = grad_for_graph(mul(g, weight(b, a)), b_shape, b_dtype);
     return {ga, gb};
   }
 };

@@ -2,7 +2,12 @@
 
 #include "core/autocast.h"
 #include "kernels/cpu/norm.h"
+#include "ops/binary.h"
+#include "ops/matmul.h"
+#include "ops/reduce.h"
 #include "ops/rms_norm.h"
+#include "ops/unary.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -114,6 +119,35 @@ std::vector<TensorImplPtr> GroupRMSNormBackward::apply(const TensorImplPtr& grad
                                         scratch->data<A>(), B, C, G);
   });
   return {dx ? cast_raw(dx, x->dtype) : nullptr, dg ? cast_raw(dg, gamma->dtype) : nullptr};
+}
+
+std::vector<TensorImplPtr> GroupRMSNormBackward::apply_graph(const TensorImplPtr& grad_out) {
+  const TensorImplPtr &x = saved_[0], &gamma = saved_[1];
+  const DType cd = compute_dtype_;
+  const int64_t B = int64_t(B_), C = int64_t(C_), G = int64_t(G_);
+  auto onehot = empty({C, G}, cd);  // onehot[c, g] = [group of c == g], a constant
+  auto cnt = cast_raw(counts_, cd);
+  LUCID_DISPATCH_FLOAT(cd, "group_rms_norm_backward", [&] {
+    using T = scalar_t;
+    T* o = onehot->data<T>();
+    const int64_t* ids = groups_->data<int64_t>();
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t g = 0; g < G; ++g) o[c * G + g] = T(ids[c] == g ? 1.0f : 0.0f);
+  });
+  auto onehot_t = transpose(onehot, 0, 1);
+  auto x2 = reshape(to(x, cd, false), {B, C});
+  auto g2 = reshape(to(grad_out, cd, false), {B, C});
+  auto rstd = rsqrt(add(div(matmul(mul(x2, x2), onehot), cnt), scalar_tensor(eps_, cd)));  // (B, G)
+  auto rc = matmul(rstd, onehot_t);                                                           // (B, C)
+  auto gy = gamma ? mul(g2, reshape(matmul(onehot, reshape(to(gamma, cd, false), {G, 1})), {C})) : g2;
+  TensorImplPtr dx, dg;
+  if (needs_input_grad(0)) {
+    auto coef = div(mul(mul(rstd, mul(rstd, rstd)), matmul(mul(gy, x2), onehot)), cnt);  // rstd^3 / n_g * dot
+    dx = to(reshape(sub(mul(rc, gy), mul(x2, matmul(coef, onehot_t))), x->shape), x->dtype, false);
+  }
+  if (gamma && needs_input_grad(1))
+    dg = to(reshape(matmul(sum(mul(mul(g2, x2), rc), {0}, false), onehot), gamma->shape), gamma->dtype, false);
+  return {dx, dg};
 }
 
 }  // namespace lucid

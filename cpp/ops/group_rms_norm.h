@@ -28,6 +28,9 @@ struct GroupRMSNormBackward : FuncOp<GroupRMSNormBackward, 2> {
   const char* name() const override { return "GroupRMSNormBackward"; }
   // {dx, d_gamma}, each in its input's dtype (nullptr where not needed).
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: the same formula written with recorded ops (per-group sums as products with
+  // the constant (C, G) one-hot matrix of channel_groups; rstd recomputed from x).
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_rstd_.reset();
     AutogradNode::release_saved();

@@ -3,6 +3,7 @@
 #include "kernels/cpu/gather.h"
 #include "ops/binary.h"
 #include "ops/factory.h"
+#include "ops/grad_graph.h"
 #include "ops/op_utils.h"
 #include "ops/view.h"
 
@@ -234,6 +235,28 @@ struct IndexBackward final : FuncOp<IndexBackward<K>, 1> {
     rel_off_.reset();
     FuncOp<IndexBackward<K>, 1>::release_saved();
   }
+  // Linear in g; the adjoint gathers the same positions again (the forward's gather).
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const Shape in_shape = in_shape_, it_shape = it_shape_, rel_strides = rel_strides_, off_strides = off_strides_;
+    const DType in_dtype = in_dtype_;
+    const int64_t base = rel_offset_;
+    const TensorImplPtr off = rel_off_;
+    return {linear_map(
+        std::string(name()) + "Backward", g,
+        [=](const TensorImplPtr& t) {
+          return scatter_grad(t, in_shape, in_dtype, it_shape, base, rel_strides, off, off_strides);
+        },
+        [=](const TensorImplPtr& u) {
+          auto c = contiguous_raw(u);
+          auto out = empty(it_shape, c->dtype);
+          LUCID_DISPATCH_FLOAT(c->dtype, "index_backward", [&] {
+            using T = scalar_t;
+            kernels::gather<T>(it_shape, out->data<T>(), out->strides, c->data<T>() + base, rel_strides,
+                               off->data<int64_t>(), off_strides);
+          });
+          return out;
+        })};
+  }
 };
 template <> const OpSchema& IndexBackward<IndexKind::Index>::schema_v1 = register_schema(
     {.name = "index", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
@@ -332,6 +355,21 @@ struct GatherBackward final : FuncOp<GatherBackward, 2> {
     scatter_add_raw(z, dim_, saved_[1], cast_raw(g, acc), "gather_backward");
     return {cast_raw(z, in_dtype_), nullptr};
   }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const TensorImplPtr index = saved_[1];
+    const int64_t dim = dim_;
+    const Shape in_shape = in_shape_;
+    const DType in_dtype = in_dtype_;
+    return {linear_map(
+                "GatherBackwardBackward", g,
+                [=](const TensorImplPtr& t) {
+                  auto z = full(in_shape, 0.0, t->dtype);
+                  scatter_add_raw(z, dim, index, t, "gather_backward");
+                  return cast_raw(z, in_dtype);
+                },
+                [index, dim](const TensorImplPtr& u) { return gather_raw(u, dim, index, "gather_backward"); }),
+            nullptr};
+  }
 };
 const OpSchema& GatherBackward::schema_v1 = register_schema(
     {.name = "gather", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
@@ -349,6 +387,29 @@ struct ScatterAddBackward final : FuncOp<ScatterAddBackward, 3> {
       gsrc = full(src_shape_, 0.0, g->dtype);
       auto region = make_view(gsrc, index->shape, gsrc->strides, 0);
       copy_into(region, gather_raw(g, dim_, index, "scatter_add_backward"));
+    }
+    return {needs_input_grad(0) ? g : nullptr, nullptr, gsrc};
+  }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    TensorImplPtr gsrc;
+    if (needs_input_grad(2)) {
+      const TensorImplPtr index = saved_[1];
+      const int64_t dim = dim_;
+      const Shape src_shape = src_shape_, g_shape = g->shape;
+      gsrc = linear_map(
+          "ScatterAddBackwardBackward", g,
+          [=](const TensorImplPtr& t) {
+            auto r = full(src_shape, 0.0, t->dtype);
+            copy_into(make_view(r, index->shape, r->strides, 0), gather_raw(t, dim, index, "scatter_add_backward"));
+            return r;
+          },
+          [=](const TensorImplPtr& u) {
+            auto c = contiguous_raw(u);
+            auto z = full(g_shape, 0.0, c->dtype);
+            scatter_add_raw(z, dim, index, contiguous_raw(make_view(c, index->shape, c->strides, c->offset)),
+                            "scatter_add_backward");
+            return z;
+          });
     }
     return {needs_input_grad(0) ? g : nullptr, nullptr, gsrc};
   }

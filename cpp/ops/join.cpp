@@ -1,7 +1,10 @@
 #include "ops/join.h"
 
 #include "ops/binary.h"
+#include "ops/factory.h"
+#include "ops/grad_graph.h"
 #include "ops/op_utils.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -58,6 +61,15 @@ struct CatBackward final : FuncOp<CatBackward, 0> {
     }
     return out;
   }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    std::vector<TensorImplPtr> out(shapes_.size());
+    for (size_t i = 0; i < shapes_.size(); ++i) {
+      if (!needs_input_grad(i)) continue;
+      if (starts_[i] < 0) out[i] = full(shapes_[i], 0.0, dtypes_[i]);
+      else out[i] = to(narrow(g, dim_, starts_[i], shapes_[i][dim_]), dtypes_[i], false);
+    }
+    return out;
+  }
 };
 const OpSchema& CatBackward::schema_v1 = register_schema(
     {.name = "cat", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
@@ -78,6 +90,12 @@ struct StackBackward final : FuncOp<StackBackward, 0> {
         out[i] = cast_raw(make_view(g, shape, strides, g->offset + int64_t(i) * g->strides[dim_]), dtypes_[i]);
     return out;
   }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    std::vector<TensorImplPtr> out(dtypes_.size());
+    for (size_t i = 0; i < dtypes_.size(); ++i)
+      if (needs_input_grad(i)) out[i] = to(select(g, dim_, int64_t(i)), dtypes_[i], false);
+    return out;
+  }
 };
 const OpSchema& StackBackward::schema_v1 = register_schema(
     {.name = "stack", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
@@ -95,6 +113,14 @@ struct WhereBackward final : FuncOp<WhereBackward, 3> {
     TensorImplPtr ga, gb;
     if (needs_input_grad(1)) ga = grad_for(where_raw(c, g, zero, g->shape, "where_backward"), a_shape_, a_dtype_);
     if (needs_input_grad(2)) gb = grad_for(where_raw(c, zero, g, g->shape, "where_backward"), b_shape_, b_dtype_);
+    return {nullptr, ga, gb};
+  }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const auto& c = saved_[0];
+    auto zero = scalar_tensor(0.0, g->dtype);
+    TensorImplPtr ga, gb;
+    if (needs_input_grad(1)) ga = grad_for_graph(where(c, g, zero), a_shape_, a_dtype_);
+    if (needs_input_grad(2)) gb = grad_for_graph(where(c, zero, g), b_shape_, b_dtype_);
     return {nullptr, ga, gb};
   }
 };
@@ -119,6 +145,9 @@ struct TriBackward final : FuncOp<TriBackward<Lower>, 1> {
   int64_t diagonal_ = 0;
   const char* name() const override { return Lower ? "TrilBackward" : "TriuBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g) { return {tri_raw(g, diagonal_, Lower)}; }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    return {Lower ? tril(g, diagonal_) : triu(g, diagonal_)};
+  }
 };
 template <> const OpSchema& TriBackward<true>::schema_v1 = register_schema(
     {.name = "tril", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
@@ -149,6 +178,14 @@ struct MaskedFillBackward final : FuncOp<MaskedFillBackward, 3> {
     if (needs_input_grad(0)) gx = grad_for(where_raw(mask, zero, g, g->shape, "masked_fill_backward"), x_shape_, x_dtype_);
     if (needs_input_grad(2))
       gv = cast_raw(sum(where_raw(mask, g, zero, g->shape, "masked_fill_backward"), {}, /*keepdim=*/false), value_dtype_);
+    return {gx, nullptr, gv};
+  }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const auto& mask = saved_[1];
+    auto zero = scalar_tensor(0.0, g->dtype);
+    TensorImplPtr gx, gv;
+    if (needs_input_grad(0)) gx = grad_for_graph(where(mask, zero, g), x_shape_, x_dtype_);
+    if (needs_input_grad(2)) gv = to(sum(where(mask, g, zero), {}, /*keepdim=*/false), value_dtype_, false);
     return {gx, nullptr, gv};
   }
 };

@@ -2,7 +2,12 @@
 
 #include "core/autocast.h"
 #include "kernels/cpu/norm.h"
+#include "ops/binary.h"
+#include "ops/matmul.h"
+#include "ops/reduce.h"
 #include "ops/rms_norm.h"
+#include "ops/unary.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -86,6 +91,26 @@ std::vector<TensorImplPtr> LayerNormBackward::apply(const TensorImplPtr& grad_ou
   });
   return {dx ? cast_raw(dx, x->dtype) : nullptr, dw ? cast_raw(dw, w->dtype) : nullptr,
           db ? cast_raw(db, bias_dtype_) : nullptr};
+}
+
+std::vector<TensorImplPtr> LayerNormBackward::apply_graph(const TensorImplPtr& grad_out) {
+  const TensorImplPtr &x = saved_[0], &w = saved_[1];
+  const DType cd = compute_dtype_;
+  const int64_t outer = int64_t(outer_), N = int64_t(N_);
+  auto x2 = reshape(to(x, cd, false), {outer, N});
+  auto g2 = reshape(to(grad_out, cd, false), {outer, N});
+  auto xc = sub(x2, mean(x2, {1}, true));
+  auto rstd = rsqrt(add(mean(mul(xc, xc), {1}, true), scalar_tensor(eps_, cd)));
+  auto xhat = mul(xc, rstd);
+  auto gy = w ? mul(g2, reshape(to(w, cd, false), {N})) : g2;
+  TensorImplPtr dx, dw, db;
+  if (needs_input_grad(0)) {
+    auto inner = sub(sub(gy, mean(gy, {1}, true)), mul(xhat, mean(mul(gy, xhat), {1}, true)));
+    dx = to(reshape(mul(rstd, inner), x->shape), x->dtype, false);
+  }
+  if (w && needs_input_grad(1)) dw = to(reshape(sum(mul(g2, xhat), {0}, false), w->shape), w->dtype, false);
+  if (needs_input_grad(2)) db = to(reshape(sum(g2, {0}, false), bias_shape_), bias_dtype_, false);
+  return {dx, dw, db};
 }
 
 }  // namespace lucid

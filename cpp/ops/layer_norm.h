@@ -23,6 +23,8 @@ struct LayerNormBackward : FuncOp<LayerNormBackward, 3> {
   const char* name() const override { return "LayerNormBackward"; }
   // {dx, d_weight, d_bias}, each in its input's dtype (nullptr where not needed).
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: the same formula written with recorded ops (mean and rstd recomputed from x).
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_mean_.reset();
     saved_rstd_.reset();

@@ -7,7 +7,9 @@
 #include "autograd/func_op.h"
 #include "core/autocast.h"
 #include "kernels/cpu/matmul.h"
+#include "ops/grad_graph.h"
 #include "ops/reduce.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -191,6 +193,28 @@ struct MatmulBackward : FuncOp<MatmulBackward, 2> {
     }
     return {ga, gb};
   }
+  // With 1-D operands viewed as matrices (a as a row, b as a column) and the dropped dims of g
+  // put back: dA = g B^T and dB = A^T g, each summed over broadcast batch dims.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g0) {
+    const TensorImplPtr &a = saved_[0], &b = saved_[1];
+    auto g = to(g0, (a ? a : b)->dtype, false);
+    if (a_shape.size() == 1) g = unsqueeze(g, b_shape.size() == 1 ? g->ndim() : g->ndim() - 1);
+    if (b_shape.size() == 1) g = unsqueeze(g, g->ndim());
+    TensorImplPtr ga, gb;
+    if (needs_input_grad(0)) {
+      auto b2 = b_shape.size() == 1 ? unsqueeze(b, 1) : b;
+      auto r = matmul(g, transpose(b2, -1, -2));
+      Shape am = matrix_shape(a_shape, true);
+      ga = to(reshape(sum_to_graph(r, am), a_shape), a_dtype, false);
+    }
+    if (needs_input_grad(1)) {
+      auto a2 = a_shape.size() == 1 ? unsqueeze(a, 0) : a;
+      auto r = matmul(transpose(a2, -1, -2), g);
+      Shape bm = matrix_shape(b_shape, false);
+      gb = to(reshape(sum_to_graph(r, bm), b_shape), b_dtype, false);
+    }
+    return {ga, gb};
+  }
 };
 const OpSchema& MatmulBackward::schema_v1 = register_schema(
     {.name = "matmul", .version = 1, .amp_policy = AmpPolicy::Promote, .produces_grad = true});
@@ -214,6 +238,20 @@ struct LinearBackward : FuncOp<LinearBackward, 3> {
       if (needs_input_grad(1)) gw = cast_raw(matmul_raw(transpose_last2(g2), rows_view(x), "linear_backward"), w_dtype);
     }
     if (needs_input_grad(2)) gb = cast_raw(contiguous_raw(sum_to(g, b_shape)), b_dtype);
+    return {gx, gw, gb};
+  }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g0) {
+    const TensorImplPtr &x = saved_[0], &w = saved_[1];
+    const TensorImplPtr& s = x ? x : w;
+    auto g = s ? to(g0, s->dtype, false) : g0;
+    TensorImplPtr gx, gw, gb;
+    if (needs_input_grad(0)) gx = to(matmul(g, w), x_dtype, false);
+    if (needs_input_grad(1)) {
+      const int64_t in = x->shape.empty() ? 1 : x->shape.back();
+      auto g2 = reshape(g, {-1, g->shape.empty() ? 1 : g->shape.back()});
+      gw = to(matmul(transpose(g2, 0, 1), reshape(x, {-1, in})), w_dtype, false);
+    }
+    if (needs_input_grad(2)) gb = grad_for_graph(g, b_shape, b_dtype);
     return {gx, gw, gb};
   }
 };

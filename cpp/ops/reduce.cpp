@@ -10,8 +10,12 @@
 
 #include "core/autocast.h"
 #include "kernels/cpu/reducers.h"
+#include "ops/binary.h"
+#include "ops/join.h"
 #include "ops/op_utils.h"
 #include "ops/reduce_plan.h"
+#include "ops/unary.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -124,6 +128,16 @@ struct ReduceMeta {
   void set(const TensorImplPtr& x, const std::vector<bool>& m) { in_shape = x->shape, in_dtype = x->dtype, mask = m; }
   // The incoming gradient in the compute dtype, viewed with keepdim (broadcasts over x).
   TensorImplPtr keep(const TensorImplPtr& g, DType dt) const { return as_keepdim(cast_raw(g, dt), in_shape, mask); }
+  // create_graph: a reduced tensor (g or the output) with keepdim, broadcast to x's shape, recorded.
+  TensorImplPtr back_graph(const TensorImplPtr& t, DType dt) const {
+    return expand(reshape(to(t, dt, false), keep_shape(in_shape, mask)), in_shape);
+  }
+  std::vector<int64_t> dims() const {
+    std::vector<int64_t> d;
+    for (size_t i = 0; i < mask.size(); ++i)
+      if (mask[i]) d.push_back(int64_t(i));
+    return d;
+  }
 };
 
 TensorImplPtr sum_raw(const TensorImplPtr& x, const std::vector<bool>& m, bool keepdim) {
@@ -152,6 +166,9 @@ struct SumBackward : FuncOp<SumBackward, 1> {
   const char* name() const override { return "SumBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
     return {cast_raw(expand_back(g, in_shape, mask), in_dtype)};
+  }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    return {to(expand(reshape(g, keep_shape(in_shape, mask)), in_shape), in_dtype, false)};
   }
 };
 const OpSchema& SumBackward::schema_v1 = register_schema(
@@ -206,6 +223,9 @@ struct MeanBackward : FuncOp<MeanBackward, 1>, ReduceMeta {
     auto c = scalar_tensor(double(count), gk->dtype);
     return {cast_raw(fmap2(in_shape, gk, c, []<class A>() { return [](A x, A n) { return x / n; }; }), in_dtype)};
   }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    return {to(div(back_graph(g, g->dtype), scalar_tensor(double(count), g->dtype)), in_dtype, false)};
+  }
 };
 const OpSchema& MeanBackward::schema_v1 = register_schema(
     {.name = "mean", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
@@ -241,6 +261,25 @@ struct VarBackward : FuncOp<VarBackward<Sqrt>, 2>, ReduceMeta {
     }
     auto mu = mean_raw(x, mask);
     return {cast_raw(fmap3(in_shape, x, mu, h, []<class A>() { return [](A v, A m, A hh) { return (v - m) * hh; }; }), in_dtype)};
+  }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const auto& x = this->saved_[0];
+    const DType dt = x->dtype;
+    auto centred = sub(x, mean(x, this->dims(), /*keepdim=*/true));
+    TensorImplPtr h;
+    if constexpr (Sqrt) {
+      auto sd = this->back_graph(this->saved_output(1), dt);
+      TensorImplPtr zero_sd;
+      {
+        NoGradGuard no_grad;
+        zero_sd = compare(sd, scalar_tensor(0.0, dt), CompareOp::Eq);
+      }
+      h = lucid::div(this->back_graph(g, dt), mul(scalar_tensor(div, dt), sd));
+      h = where(zero_sd, scalar_tensor(0.0, dt), h);
+    } else {
+      h = mul(this->back_graph(g, dt), scalar_tensor(2.0 / div, dt));
+    }
+    return {to(mul(centred, h), in_dtype, false)};
   }
 };
 template <>
@@ -339,6 +378,19 @@ struct ExtBackward : FuncOp<ExtBackward<Kind>, 2>, ReduceMeta {
     auto gk = keep(g, x->dtype);
     auto h = fmap2(gk->shape, gk, cnt, []<class A>() { return [](A gv, A c) { return gv / c; }; });
     return {cast_raw(fmap2(in_shape, eq, h, []<class A>() { return [](A e, A hh) { return e * hh; }; }), in_dtype)};
+  }
+  // Linear in g given the (constant) tie weights eq / count.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const auto& x = this->saved_[0];
+    TensorImplPtr w;
+    {
+      NoGradGuard no_grad;
+      auto ok = as_keepdim(this->saved_[1], in_shape, mask);
+      auto eq = fmap2(in_shape, x, ok, []<class A>() { return [](A v, A o) { return A(v == o); }; });
+      auto cnt = sum_raw(eq, mask, /*keepdim=*/true);
+      w = fmap2(in_shape, eq, cnt, []<class A>() { return [](A e, A c) { return e / c; }; });
+    }
+    return {to(mul(this->back_graph(g, x->dtype), w), in_dtype, false)};
   }
 };
 template <>
@@ -503,6 +555,11 @@ struct LogsumexpBackward : FuncOp<LogsumexpBackward, 2>, ReduceMeta {
                            []<class A>() { return [](A v, A o, A gv) { return gv * std::exp(v - o); }; }),
                      in_dtype)};
   }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const auto& x = saved_[0];
+    auto sm = exp(sub(x, back_graph(saved_output(1), x->dtype)));
+    return {to(mul(back_graph(g, x->dtype), sm), in_dtype, false)};
+  }
 };
 const OpSchema& LogsumexpBackward::schema_v1 = register_schema(
     {.name = "logsumexp", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
@@ -576,6 +633,56 @@ struct NormBackward : FuncOp<NormBackward, 2>, ReduceMeta {
       }
     }
     return {cast_raw(gx, in_dtype)};
+  }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const auto& x = saved_[0];
+    const DType dt = x->dtype;
+    auto zero = scalar_tensor(0.0, dt);
+    auto gk = back_graph(g, dt);
+    TensorImplPtr gx;
+    if (kind == NormKind::L0) return {to(mul(gk, zero), in_dtype, false)};
+    if (kind == NormKind::L1) {
+      TensorImplPtr sg;
+      {
+        NoGradGuard no_grad;
+        sg = sign(x);
+      }
+      return {to(mul(gk, sg), in_dtype, false)};
+    }
+    auto out = back_graph(saved_output(1), dt);
+    TensorImplPtr out_zero, x_zero;
+    {
+      NoGradGuard no_grad;
+      out_zero = compare(out, zero, CompareOp::Eq);
+      x_zero = compare(x, zero, CompareOp::Eq);
+    }
+    if (kind == NormKind::L2) {
+      gx = div(mul(gk, x), where(out_zero, scalar_tensor(1.0, dt), out));
+      return {to(where(out_zero, zero, gx), in_dtype, false)};
+    }
+    if (kind == NormKind::Lp) {  // g x |x|^(p-2) / out^(p-1), 0 where x == 0 or out == 0
+      auto safe_x = where(x_zero, scalar_tensor(1.0, dt), x);
+      auto safe_out = where(out_zero, scalar_tensor(1.0, dt), out);
+      gx = div(mul(gk, mul(safe_x, pow(abs(safe_x), scalar_tensor(p - 2, dt)))),
+               pow(safe_out, scalar_tensor(p - 1, dt)));
+      TensorImplPtr zero_any;
+      {
+        NoGradGuard no_grad;
+        zero_any = compare(add(to(x_zero, dt, false), to(out_zero, dt, false)), zero, CompareOp::Gt);
+      }
+      return {to(where(zero_any, zero, gx), in_dtype, false)};
+    }
+    TensorImplPtr w;  // +-inf: constant weights sign(x) [|x| == out] / count
+    {
+      NoGradGuard no_grad;
+      auto ok = as_keepdim(saved_[1], in_shape, mask);
+      auto eq = fmap2(in_shape, x, ok, []<class A>() { return [](A v, A o) { return A(std::abs(v) == o); }; });
+      auto cnt = sum_raw(eq, mask, /*keepdim=*/true);
+      w = fmap3(in_shape, eq, cnt, x, []<class A>() {
+        return [](A e, A c, A v) { return v < A(0) ? -e / c : e / c; };
+      });
+    }
+    return {to(mul(gk, w), in_dtype, false)};
   }
 };
 const OpSchema& NormBackward::schema_v1 = register_schema(

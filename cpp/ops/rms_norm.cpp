@@ -5,11 +5,15 @@
 
 #include "core/autocast.h"
 #include "kernels/cpu/norm.h"
+#include "kernels/cpu/norm_double.h"
 
 namespace lucid {
 
 const OpSchema& RMSNormBackward::schema_v1 = register_schema(
     {.name = "rms_norm", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+
+const OpSchema& RMSNormBackwardBackward::schema_v1 = register_schema(
+    {.name = "rms_norm_backward", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
 
 namespace {
 
@@ -140,6 +144,59 @@ std::vector<TensorImplPtr> RMSNormBackward::apply(const TensorImplPtr& grad_out)
                                   scratch ? scratch->data<A>() : nullptr, outer, N, int64_t(k_));
   });
   return {dx ? cast_raw(dx, x->dtype) : nullptr, dg ? cast_raw(dg, gamma->dtype) : nullptr};
+}
+
+std::vector<TensorImplPtr> RMSNormBackward::apply_graph(const TensorImplPtr& grad_out) {
+  std::vector<TensorImplPtr> res;
+  {
+    NoGradGuard no_grad;
+    res = apply(grad_out);
+  }
+  const TensorImplPtr &x = saved_[0], &gamma = saved_[1];
+  if (!any_requires_grad({&grad_out, &x, &gamma})) return res;
+  for (size_t out = 0; out < 2; ++out) {
+    if (!res[out]) continue;
+    auto n = std::make_shared<RMSNormBackwardBackward>();
+    n->set_inputs({grad_out, x, gamma});
+    n->save(0, grad_out);
+    n->save(1, x);
+    n->save(2, gamma);
+    n->saved_rstd_ = saved_rstd_;
+    n->outer_ = outer_, n->N_ = N_, n->k_ = k_;
+    n->compute_dtype_ = compute_dtype_;
+    n->wrt_gamma_ = out == 1;
+    attach_node(res[out], std::move(n));
+  }
+  return res;
+}
+
+std::vector<TensorImplPtr> RMSNormBackwardBackward::apply(const TensorImplPtr& up) {
+  const TensorImplPtr &g = saved_[0], &x = saved_[1], &gamma = saved_[2];
+  const bool need_dg = needs_input_grad(0), need_dx = needs_input_grad(1);
+  const bool need_dgamma = gamma && !wrt_gamma_ && needs_input_grad(2);  // d_gamma-node: no gamma term
+  if (!need_dg && !need_dx && !need_dgamma) return {nullptr, nullptr, nullptr};
+  const DType cd = compute_dtype_, ad = acc_dtype(cd);
+  const int64_t outer = int64_t(outer_), N = int64_t(N_);
+  auto xc = contiguous_raw(cast_raw(x, cd));
+  auto gc = gamma ? contiguous_raw(cast_raw(gamma, cd)) : nullptr;
+  auto go = contiguous_raw(cast_raw(g, cd));
+  auto uc = contiguous_raw(cast_raw(up, cd));
+  auto d_g = need_dg ? empty(x->shape, cd) : nullptr;
+  auto d_x = need_dx ? empty(x->shape, cd) : nullptr;
+  auto d_gamma = need_dgamma ? empty(gamma->shape, ad) : nullptr;
+  const int64_t P = kernels::norm_chunks(outer, N);
+  auto scratch = need_dgamma && P > 1 ? empty({P * N}, ad) : nullptr;
+  LUCID_DISPATCH_FLOAT(cd, "rms_norm_double_backward", [&] {
+    using T = scalar_t;
+    using A = acc_t<T>;
+    kernels::rms_norm_double_backward<T>(
+        xc->data<T>(), gc ? gc->data<T>() : nullptr, go->data<T>(), saved_rstd_->data<A>(),
+        wrt_gamma_ ? nullptr : uc->data<T>(), wrt_gamma_ ? uc->data<T>() : nullptr, d_g ? d_g->data<T>() : nullptr,
+        d_x ? d_x->data<T>() : nullptr, d_gamma ? d_gamma->data<A>() : nullptr,
+        scratch ? scratch->data<A>() : nullptr, outer, N, int64_t(k_));
+  });
+  return {d_g ? cast_raw(d_g, g->dtype) : nullptr, d_x ? cast_raw(d_x, x->dtype) : nullptr,
+          d_gamma ? cast_raw(d_gamma, gamma->dtype) : nullptr};
 }
 
 }  // namespace lucid

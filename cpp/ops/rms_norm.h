@@ -34,6 +34,25 @@ struct RMSNormBackward : FuncOp<RMSNormBackward, 2> {
   static TensorImplPtr forward(const TensorImplPtr& x, const TensorImplPtr& gamma, double eps);
   // {dx, d_gamma} in saved-input order, each in its input's dtype (nullptr where not needed).
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: the same fused values, each recorded with an RMSNormBackwardBackward node.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
+  void release_saved() override {
+    saved_rstd_.reset();
+    AutogradNode::release_saved();
+  }
+};
+
+// The node of one output of RMSNormBackward under create_graph=True (dx when !wrt_gamma_, else
+// d_gamma): maps that output's upstream gradient to {d grad_out, d x, d gamma} in closed form from
+// the saved rstd (kernels/cpu/norm_double.h). Saved: grad_out, x, gamma (slots 0-2).
+struct RMSNormBackwardBackward : FuncOp<RMSNormBackwardBackward, 3> {
+  static const OpSchema& schema_v1;  // {rms_norm_backward, 1, ForceFP32, produces_grad}
+  TensorImplPtr saved_rstd_;
+  size_t outer_ = 0, N_ = 0, k_ = 0;
+  DType compute_dtype_ = kDefaultFloat;
+  bool wrt_gamma_ = false;
+  const char* name() const override { return "RMSNormBackwardBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_rstd_.reset();
     AutogradNode::release_saved();

@@ -2,6 +2,10 @@
 
 #include "core/autocast.h"
 #include "kernels/cpu/softmax.h"
+#include "ops/binary.h"
+#include "ops/reduce.h"
+#include "ops/unary.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -80,6 +84,16 @@ std::vector<TensorImplPtr> SoftmaxBackwardT<Log>::apply(const TensorImplPtr& gra
                                         gx->template data<scalar_t>(), outer_, n_, inner_, Log);
   });
   return {cast_raw(gx, in_dtype_)};
+}
+
+template <bool Log>
+std::vector<TensorImplPtr> SoftmaxBackwardT<Log>::apply_graph(const TensorImplPtr& grad_out) {
+  auto y = this->saved_output(0);
+  auto g = to(grad_out, y->dtype, false);
+  TensorImplPtr gx;
+  if constexpr (Log) gx = sub(g, mul(exp(y), sum(g, {dim_}, /*keepdim=*/true)));
+  else gx = mul(y, sub(g, sum(mul(g, y), {dim_}, /*keepdim=*/true)));
+  return {to(gx, in_dtype_, false)};
 }
 
 template <>

@@ -22,6 +22,9 @@ struct SoftmaxBackwardT : FuncOp<SoftmaxBackwardT<Log>, 1> {
   DType in_dtype_ = kDefaultFloat;
   const char* name() const override { return Log ? "LogSoftmaxBackward" : "SoftmaxBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: softmax y (g - sum(g y)), log_softmax g - exp(y) sum(g), with recorded ops on
+  // the saved output (whose grad_fn is this node again).
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
 };
 template <> const OpSchema& SoftmaxBackwardT<false>::schema_v1;
 template <> const OpSchema& SoftmaxBackwardT<true>::schema_v1;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "core/autocast.h"
 #include "kernels/cpu/vmath.h"
 #include "ops/binary.h"
 #include "ops/op_utils.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -33,6 +35,8 @@ struct NegOp {
   static constexpr Saves kSaves = Saves::Nothing;
   template <class A> A f(A x) const { return -x; }
   template <class A> A df(A g, A) const { return -g; }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A, A) const { return A(0); }
 };
 struct AbsOp {
   static constexpr const char *kName = "abs", *kNode = "AbsBackward";
@@ -40,6 +44,8 @@ struct AbsOp {
   static constexpr Saves kSaves = Saves::Input;
   template <class A> A f(A x) const { return x < A(0) ? A(-x) : x; }
   template <class A> A df(A g, A x) const { return x > A(0) ? g : x < A(0) ? -g : A(0); }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A, A) const { return A(0); }
 };
 struct ExpOp {
   static constexpr const char *kName = "exp", *kNode = "ExpBackward";
@@ -50,6 +56,8 @@ struct ExpOp {
     else return std::exp(x);
   }
   template <class A> A df(A g, A y) const { return g * y; }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A g, A) const { return g; }
 };
 struct LogOp {
   static constexpr const char *kName = "log", *kNode = "LogBackward";
@@ -57,6 +65,8 @@ struct LogOp {
   static constexpr Saves kSaves = Saves::Input;
   template <class A> A f(A x) const { return std::log(x); }
   template <class A> A df(A g, A x) const { return g / x; }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A g, A x) const { return -g / (x * x); }
 };
 struct SqrtOp {
   static constexpr const char *kName = "sqrt", *kNode = "SqrtBackward";
@@ -64,6 +74,8 @@ struct SqrtOp {
   static constexpr Saves kSaves = Saves::Output;
   template <class A> A f(A x) const { return std::sqrt(x); }
   template <class A> A df(A g, A y) const { return g / (A(2) * y); }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A g, A y) const { return -g / (A(2) * y * y); }
 };
 struct RsqrtOp {
   static constexpr const char *kName = "rsqrt", *kNode = "RsqrtBackward";
@@ -71,6 +83,8 @@ struct RsqrtOp {
   static constexpr Saves kSaves = Saves::Output;
   template <class A> A f(A x) const { return A(1) / std::sqrt(x); }
   template <class A> A df(A g, A y) const { return A(-0.5) * g * y * y * y; }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A g, A y) const { return A(-1.5) * g * y * y; }
 };
 struct SinOp {
   static constexpr const char *kName = "sin", *kNode = "SinBackward";
@@ -78,6 +92,8 @@ struct SinOp {
   static constexpr Saves kSaves = Saves::Input;
   template <class A> A f(A x) const { return std::sin(x); }
   template <class A> A df(A g, A x) const { return g * std::cos(x); }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A g, A x) const { return -g * std::sin(x); }
 };
 struct CosOp {
   static constexpr const char *kName = "cos", *kNode = "CosBackward";
@@ -85,6 +101,8 @@ struct CosOp {
   static constexpr Saves kSaves = Saves::Input;
   template <class A> A f(A x) const { return std::cos(x); }
   template <class A> A df(A g, A x) const { return -g * std::sin(x); }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A g, A x) const { return -g * std::cos(x); }
 };
 template <class A> A fast_tanh(A x) {
   if constexpr (std::is_same_v<A, float>) return kernels::tanh_f32(x);
@@ -96,6 +114,8 @@ struct TanhOp {
   static constexpr Saves kSaves = Saves::Output;
   template <class A> A f(A x) const { return fast_tanh(x); }
   template <class A> A df(A g, A y) const { return g * (A(1) - y * y); }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A g, A y) const { return A(-2) * g * y; }
 };
 // NOTE: 1 / (1 + exp(-x)) overflows exp for x << 0; the two-branch form never does.
 template <class A> A stable_sigmoid(A x) {
@@ -113,6 +133,8 @@ struct SigmoidOp {
   static constexpr Saves kSaves = Saves::Output;
   template <class A> A f(A x) const { return stable_sigmoid(x); }
   template <class A> A df(A g, A y) const { return g * y * (A(1) - y); }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A g, A y) const { return g * (A(1) - A(2) * y); }
 };
 struct ReluOp {
   static constexpr const char *kName = "relu", *kNode = "ReluBackward";
@@ -120,6 +142,8 @@ struct ReluOp {
   static constexpr Saves kSaves = Saves::Output;  // y > 0 exactly where x > 0
   template <class A> A f(A x) const { return x < A(0) ? A(0) : x; }  // NaN stays NaN
   template <class A> A df(A g, A y) const { return y > A(0) ? g : A(0); }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A, A) const { return A(0); }
 };
 // Exact GELU over contiguous float32 arrays: y = x Phi(x) and dx = g (Phi(x) + x phi(x)), the
 // float path of GeluOp::f / df. The body is compiled for baseline x86-64 and inside a
@@ -190,6 +214,15 @@ struct GeluOpT {
       return g * (cdf + x * A(kInvSqrt2Pi) * std::exp(A(-0.5) * x * x));
     }
   }
+  template <class A> A ddf(A g, A x) const {
+    if constexpr (Tanh) {
+      A t = std::tanh(A(kSqrt2OverPi) * (x + A(kCubic) * x * x * x));
+      A du = A(kSqrt2OverPi) * (A(1) + A(3 * kCubic) * x * x), d2u = A(kSqrt2OverPi * 6 * kCubic) * x;
+      return g * (A(1) - t * t) * (du - x * t * du * du + A(0.5) * x * d2u);
+    } else {
+      return g * A(kInvSqrt2Pi) * std::exp(A(-0.5) * x * x) * (A(2) - x * x);
+    }
+  }
 };
 template <>
 struct FlatF32<GeluOpT<false>> {
@@ -207,6 +240,11 @@ struct SiluOp {
     A s = stable_sigmoid(x);
     return g * s * (A(1) + x * (A(1) - s));
   }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A g, A x) const {
+    A s = stable_sigmoid(x);
+    return g * s * (A(1) - s) * (A(2) + x * (A(1) - A(2) * s));
+  }
 };
 struct ClampOp {
   static constexpr const char *kName = "clamp", *kNode = "ClampBackward";
@@ -223,6 +261,8 @@ struct ClampOp {
   template <class A> A df(A g, A x) const {
     return ((!has_lo || x >= A(lo)) && (!has_hi || x <= A(hi))) ? g : A(0);
   }
+  // d(df)/d(saved): the second derivative times g (double backward).
+  template <class A> A ddf(A, A) const { return A(0); }
 };
 
 template <class Op>
@@ -256,12 +296,66 @@ struct UnaryBackward : FuncOp<UnaryBackward<Op>, 1> {
     });
     return {cast_raw(out, in_dtype)};
   }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g);
 };
+
+// The node of a unary op's gradient under create_graph=True: dx = df(g, s) is linear in g, so
+//   d/dg = df(u, s),   d/ds = u * ddf(g, s)
+// with s the saved input, or the saved output (whose grad_fn is the op's own node again).
+template <class Op>
+struct UnaryBackwardBackward : FuncOp<UnaryBackwardBackward<Op>, 2> {
+  static const OpSchema& schema_v1;
+  Op op;
+  std::string name_;
+  const char* name() const override { return name_.c_str(); }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& u0) {
+    const TensorImplPtr &g = this->saved_[0], &s = this->saved_[1];
+    const DType dt = s->dtype;
+    auto u = cast_raw(u0, dt), gc = cast_raw(g, dt);
+    TensorImplPtr dg, ds;
+    const Op o = op;
+    if (this->needs_input_grad(0))
+      dg = cast_raw(binary_apply("unary_double_backward", s->shape, u, s, [o]<class A>() {
+                      return [o](A uv, A sv) { return o.template df<A>(uv, sv); };
+                    }), g->dtype);
+    if (this->needs_input_grad(1))
+      ds = ternary_apply("unary_double_backward", s->shape, u, gc, s, [o]<class A>() {
+        return [o](A uv, A gv, A sv) { return uv * o.template ddf<A>(gv, sv); };
+      });
+    return {dg, ds};
+  }
+};
+
+template <class Op>
+std::vector<TensorImplPtr> UnaryBackward<Op>::apply_graph(const TensorImplPtr& g) {
+  if constexpr (Op::kSaves == Saves::Nothing) {  // neg: -g
+    return {to(neg(g), in_dtype, false)};
+  } else {
+    std::vector<TensorImplPtr> r;
+    {
+      NoGradGuard no_grad;
+      r = apply(g);
+    }
+    TensorImplPtr s = Op::kSaves == Saves::Output ? this->saved_output(0) : this->saved_[0];
+    if (!any_requires_grad({&g, &s})) return r;
+    auto n = std::make_shared<UnaryBackwardBackward<Op>>();
+    n->op = op;
+    n->name_ = std::string(Op::kNode) + "Backward";
+    n->set_inputs({g, s});
+    n->save(0, g);
+    n->save(1, this->saved_[0]);  // the detached alias: saving the graph-carrying one would be a cycle
+    if (r[0] == g) r[0] = make_view(g, g->shape, g->strides, g->offset);
+    attach_node(r[0], std::move(n));
+    return r;
+  }
+}
 
 #define LUCID_UNARY_SCHEMA(Op, op_name, policy)                              \
   template <>                                                                \
   const OpSchema& UnaryBackward<Op>::schema_v1 = register_schema(            \
-      {.name = op_name, .version = 1, .amp_policy = AmpPolicy::policy, .produces_grad = true});
+      {.name = op_name, .version = 1, .amp_policy = AmpPolicy::policy, .produces_grad = true}); \
+  template <>                                                                \
+  const OpSchema& UnaryBackwardBackward<Op>::schema_v1 = UnaryBackward<Op>::schema_v1;
 LUCID_UNARY_SCHEMA(NegOp, "neg", KeepInput)
 LUCID_UNARY_SCHEMA(AbsOp, "abs", KeepInput)
 LUCID_UNARY_SCHEMA(ExpOp, "exp", ForceFP32)
@@ -276,6 +370,8 @@ LUCID_UNARY_SCHEMA(ReluOp, "relu", KeepInput)
 LUCID_UNARY_SCHEMA(GeluOp, "gelu", KeepInput)
 template <>
 const OpSchema& UnaryBackward<GeluTanhOp>::schema_v1 = UnaryBackward<GeluOp>::schema_v1;  // same op
+template <>
+const OpSchema& UnaryBackwardBackward<GeluTanhOp>::schema_v1 = UnaryBackward<GeluOp>::schema_v1;
 LUCID_UNARY_SCHEMA(SiluOp, "silu", KeepInput)
 LUCID_UNARY_SCHEMA(ClampOp, "clamp", KeepInput)
 #undef LUCID_UNARY_SCHEMA

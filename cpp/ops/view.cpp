@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/factory.h"
+#include "ops/grad_graph.h"
 #include "ops/op_utils.h"
 
 namespace lucid {
@@ -26,6 +27,7 @@ struct ReshapeBackward final : FuncOp<ReshapeBackward<K>, 1> {
     return names[int(K)];
   }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g) { return {reshape_raw(g, in_shape_)}; }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) { return {reshape(g, in_shape_)}; }
 };
 template <> const OpSchema& ReshapeBackward<ReshapeKind::View>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("view");
 template <> const OpSchema& ReshapeBackward<ReshapeKind::Reshape>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("reshape");
@@ -53,6 +55,11 @@ struct PermuteBackward final : FuncOp<PermuteBackward<K>, 1> {
     }
     return {make_view(g, shape, strides, g->offset)};
   }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    std::vector<int64_t> inv(perm_.size());
+    for (size_t i = 0; i < perm_.size(); ++i) inv[perm_[i]] = int64_t(i);
+    return {permute(g, inv)};
+  }
 };
 template <> const OpSchema& PermuteBackward<PermuteKind::Permute>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("permute");
 template <> const OpSchema& PermuteBackward<PermuteKind::Transpose>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("transpose");
@@ -64,6 +71,7 @@ struct ExpandBackward final : FuncOp<ExpandBackward, 1> {
   Shape in_shape_;
   const char* name() const override { return "ExpandBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g) { return {sum_to(g, in_shape_)}; }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) { return {sum_to_graph(g, in_shape_)}; }
 };
 const OpSchema& ExpandBackward::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("expand");
 
@@ -82,6 +90,22 @@ struct SliceBackward final : FuncOp<SliceBackward<K>, 1> {
     auto z = full(in_shape_, 0.0, g->dtype);
     copy_into(make_view(z, rel_.shape, rel_.strides, rel_.offset), g);
     return {z};
+  }
+  // Linear in g; the adjoint takes the same view of the input-shaped gradient.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const Geom rel = rel_;
+    const Shape in_shape = in_shape_;
+    return {linear_map(
+        std::string(name()) + "Backward", g,
+        [rel, in_shape](const TensorImplPtr& t) {
+          auto z = full(in_shape, 0.0, t->dtype);
+          copy_into(make_view(z, rel.shape, rel.strides, rel.offset), t);
+          return z;
+        },
+        [rel](const TensorImplPtr& u) {
+          auto c = contiguous_raw(u);
+          return contiguous_raw(make_view(c, rel.shape, rel.strides, c->offset + rel.offset));
+        })};
   }
 };
 template <> const OpSchema& SliceBackward<SliceKind::Narrow>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("narrow");
@@ -102,6 +126,9 @@ struct CopyBackward final : FuncOp<CopyBackward<K>, 1> {
     return names[int(K)];
   }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g) { return {cast_raw(g, in_dtype_)}; }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    return {to(g, in_dtype_, false)};
+  }
 };
 template <> const OpSchema& CopyBackward<CopyKind::Contiguous>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("contiguous");
 template <> const OpSchema& CopyBackward<CopyKind::Clone>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("clone");

@@ -216,7 +216,9 @@ class Tensor:
         """
     def backward(self, gradient = None, retain_graph = None, create_graph = False, inputs = None):
         """
-        Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on.
+        Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on
+            (only of ``inputs`` when given). ``create_graph=True`` records the backward computation so the
+            gradients can be differentiated again; ``retain_graph`` defaults to ``create_graph``.
         """
     def bfloat16(self):
         """
@@ -485,6 +487,20 @@ class Tensor:
     def prod(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
         """
         Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
+        """
+    def register_hook(self, hook):
+        """
+        Registers ``hook(grad) -> Tensor or None``, called with this tensor's gradient each time it
+            is computed; a returned Tensor replaces the gradient. Returns a :class:`RemovableHandle`.
+        
+            >>> import pylucid
+            >>> x = pylucid.tensor([1.0, 2.0], requires_grad=True)
+            >>> h = x.register_hook(lambda g: g * 2)
+            >>> (x * 3).sum().backward()
+            >>> x.grad.tolist()
+            [6.0, 6.0]
+            >>> h.remove()
+            
         """
     def relu(self) -> Tensor:
         """
@@ -823,6 +839,17 @@ class Node:
         """
         The node's class name, e.g. 'MulBackward' or 'AccumulateGrad'.
         """
+    def register_hook(self, fn):
+        """
+        Registers ``fn(grad_inputs, grad_outputs) -> tuple or None``, called after this node ran
+            (``grad_inputs``: one gradient per input of the forward op, ``grad_outputs``: the node's
+            incoming gradient); a returned tuple replaces ``grad_inputs``. Returns a :class:`RemovableHandle`.
+        """
+    def register_prehook(self, fn):
+        """
+        Registers ``fn(grad_outputs) -> tuple or None``, called before this node runs; a returned
+            tuple replaces ``grad_outputs``. Returns a :class:`RemovableHandle`.
+        """
     @property
     def next_functions(self) -> tuple:
         """
@@ -1094,7 +1121,17 @@ class DropoutBackward(Node):
         """
         The factor 1 / (1 - p) applied to kept elements, a float (0.0 when p == 1).
         """
+def _accumulate_grad(arg0: Tensor, arg1: Tensor, arg2: builtins.bool) -> None:
+    """
+    t.grad += g (used by backward(inputs=...)); records the sum under grad mode
+    """
 def _adam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], max_exp_avg_sqs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, amsgrad: builtins.bool, maximize: builtins.bool, decoupled_weight_decay: builtins.bool) -> None:
+    ...
+def _add_node_hook(arg0: Node, arg1: typing.Any) -> builtins.int:
+    ...
+def _add_node_prehook(arg0: Node, arg1: typing.Any) -> builtins.int:
+    ...
+def _add_tensor_hook(arg0: Tensor, arg1: typing.Any) -> builtins.int:
     ...
 def _arange(arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: _dtype) -> Tensor:
     ...
@@ -1120,6 +1157,8 @@ def _group_rms_norm(input: Tensor, channel_groups: Tensor, weight: Tensor | None
     ...
 def _group_rms_norm_groups(channel_groups: Tensor, eps: typing.SupportsFloat | typing.SupportsIndex) -> tuple[Tensor, Tensor]:
     ...
+def _is_anomaly_enabled() -> builtins.bool:
+    ...
 def _l1_loss(input: Tensor, target: Tensor, reduction: str) -> Tensor:
     ...
 def _layer_norm(input: Tensor, normalized_shape: typing.Any, weight: Tensor | None, bias: Tensor | None, eps: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
@@ -1134,11 +1173,19 @@ def _live_counts() -> tuple[builtins.int, builtins.int]:
     """
 def _log_softmax(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
     ...
+def _make_function_nodes(arg0: str, arg1: collections.abc.Sequence[Tensor | None], arg2: collections.abc.Sequence[Tensor], arg3: typing.Any, arg4: typing.Any) -> None:
+    """
+    Records one FunctionNode per output: backward(output_nr, grad) -> one gradient (or None) per input
+    """
 def _mse_loss(input: Tensor, target: Tensor, reduction: str) -> Tensor:
     ...
 def _nll_loss(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: typing.SupportsInt | typing.SupportsIndex, reduction: str) -> Tensor:
     ...
 def _randint_(arg0: Tensor, arg1: typing.SupportsInt | typing.SupportsIndex, arg2: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
+    ...
+def _remove_node_hook(arg0: Node, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
+    ...
+def _remove_tensor_hook(arg0: Tensor, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
 def _rms_norm(input: Tensor, normalized_shape: typing.Any, weight: Tensor | None, eps: typing.SupportsFloat | typing.SupportsIndex, partial_ratio: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
@@ -1148,11 +1195,13 @@ def _rms_norm_check(normalized_shape: typing.Any, eps: typing.SupportsFloat | ty
     """
 def _rms_norm_partial_k(n: typing.SupportsInt | typing.SupportsIndex, partial_ratio: typing.SupportsFloat | typing.SupportsIndex) -> builtins.int:
     ...
-def _run_backward(arg0: collections.abc.Sequence[Tensor], arg1: collections.abc.Sequence[Tensor], arg2: builtins.bool, arg3: collections.abc.Sequence[Tensor]) -> list[Tensor]:
+def _run_backward(roots: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], retain_graph: builtins.bool, inputs: collections.abc.Sequence[Tensor], create_graph: builtins.bool = False) -> list[Tensor]:
     ...
 def _schema(arg0: str) -> OpSchema:
     ...
 def _schemas() -> list[OpSchema]:
+    ...
+def _set_anomaly_enabled(arg0: builtins.bool) -> None:
     ...
 def _set_autocast_state(arg0: builtins.bool, arg1: _dtype) -> None:
     ...

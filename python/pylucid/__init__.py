@@ -30,7 +30,7 @@ from ._math import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
 from .amp import autocast  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
-from . import autograd, nn, ops, optim  # noqa: E402,F401
+from . import autograd, nn, ops, optim, testing  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 __version__ = "0.1.0"

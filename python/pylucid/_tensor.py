@@ -351,12 +351,17 @@ def _size(self, dim=None):
 
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on."""
-    if create_graph:
-        raise _C.LucidError("backward: create_graph=True (higher-order gradients) is not supported")
+    """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on
+    (only of ``inputs`` when given). ``create_graph=True`` records the backward computation so the
+    gradients can be differentiated again; ``retain_graph`` defaults to ``create_graph``."""
+    if retain_graph is None:
+        retain_graph = create_graph
     if inputs is not None:
-        raise _C.LucidError("backward: inputs= is not supported; use pylucid.autograd.grad")
-    _backward_c(self, gradient, _builtins.bool(retain_graph))
+        from .autograd.functional import backward
+        backward(self, gradient, retain_graph, create_graph,
+                 inputs=[inputs] if isinstance(inputs, Tensor) else inputs)
+        return
+    _backward_c(self, gradient, _builtins.bool(retain_graph), _builtins.bool(create_graph))
 
 
 _backward_c = Tensor.backward

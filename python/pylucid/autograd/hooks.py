@@ -1,0 +1,69 @@
+"""Hooks on tensors and backward nodes: ``Tensor.register_hook``, ``Node.register_hook`` and
+``Node.register_prehook``, each returning a :class:`RemovableHandle`."""
+from .. import _C
+from .._C import Tensor
+
+__all__ = ["RemovableHandle"]
+
+
+class RemovableHandle:
+    """Returned by the ``register_*hook`` methods: ``remove()`` unregisters the hook (also usable
+    as a context manager that removes it on exit)."""
+
+    def __init__(self, remove_fn):
+        self._remove_fn = remove_fn
+
+    def remove(self):
+        """Unregisters the hook; a second call does nothing."""
+        if self._remove_fn is not None:
+            self._remove_fn()
+            self._remove_fn = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+
+def _tensor_register_hook(self, hook):
+    """Registers ``hook(grad) -> Tensor or None``, called with this tensor's gradient each time it
+    is computed; a returned Tensor replaces the gradient. Returns a :class:`RemovableHandle`.
+
+    >>> import pylucid
+    >>> x = pylucid.tensor([1.0, 2.0], requires_grad=True)
+    >>> h = x.register_hook(lambda g: g * 2)
+    >>> (x * 3).sum().backward()
+    >>> x.grad.tolist()
+    [6.0, 6.0]
+    >>> h.remove()
+    """
+    if not callable(hook):
+        raise _C.DtypeMismatch(f"register_hook: hook must be callable, got {type(hook).__name__}")
+    hid = _C._add_tensor_hook(self, hook)
+    return RemovableHandle(lambda: _C._remove_tensor_hook(self, hid))
+
+
+def _node_register_hook(self, fn):
+    """Registers ``fn(grad_inputs, grad_outputs) -> tuple or None``, called after this node ran
+    (``grad_inputs``: one gradient per input of the forward op, ``grad_outputs``: the node's
+    incoming gradient); a returned tuple replaces ``grad_inputs``. Returns a :class:`RemovableHandle`."""
+    if not callable(fn):
+        raise _C.DtypeMismatch(f"register_hook: hook must be callable, got {type(fn).__name__}")
+    hid = _C._add_node_hook(self, fn)
+    return RemovableHandle(lambda: _C._remove_node_hook(self, hid))
+
+
+def _node_register_prehook(self, fn):
+    """Registers ``fn(grad_outputs) -> tuple or None``, called before this node runs; a returned
+    tuple replaces ``grad_outputs``. Returns a :class:`RemovableHandle`."""
+    if not callable(fn):
+        raise _C.DtypeMismatch(f"register_prehook: hook must be callable, got {type(fn).__name__}")
+    hid = _C._add_node_prehook(self, fn)
+    return RemovableHandle(lambda: _C._remove_node_hook(self, hid))
+
+
+Tensor.register_hook = _tensor_register_hook
+_C.Node.register_hook = _node_register_hook
+_C.Node.register_prehook = _node_register_prehook
