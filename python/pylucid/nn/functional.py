@@ -2,3 +2,4 @@
 from ._functional_activation import *  # noqa: F401,F403
 from ._functional_norm import *  # noqa: F401,F403
 from ._functional_train import *  # noqa: F401,F403
+from ._functional_attention import *  # noqa: F401,F403
