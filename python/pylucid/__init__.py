@@ -34,3 +34,4 @@ from . import autograd, nn, ops, optim  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 __version__ = "0.1.0"
+from . import utils  # noqa: E402,F401

@@ -65,7 +65,7 @@ class _Adaptive(Optimizer):
         """Per param: grads, then one list per state name (None where absent), then steps."""
         state = self.state
         grads, steps = [], []
-        lists = {n: [] for n in self._state_names}
+        lists: dict[str, list] = {n: [] for n in self._state_names}
         for p in group["params"]:
             g = p.grad
             grads.append(g)

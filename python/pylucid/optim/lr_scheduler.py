@@ -26,6 +26,7 @@ param group's ``"lr"``.
 [0.0, 0.5, 1.0, 0.854, 0.5, 0.146]
 """
 import math
+from typing import Any
 from bisect import bisect_right
 from collections import Counter
 
@@ -448,6 +449,7 @@ class OneCycleLR(LRScheduler):
             self.total_steps = epochs * steps_per_epoch
         else:
             raise _InvalidValue("OneCycleLR: you must define either total_steps OR (epochs AND steps_per_epoch)")
+        self._schedule_phases: list[dict[str, Any]]
         if three_phase:
             self._schedule_phases = [
                 {"end_step": float(pct_start * self.total_steps) - 1, "start_lr": "initial_lr", "end_lr": "max_lr",
@@ -564,7 +566,7 @@ class SequentialLR(LRScheduler):
         elif hasattr(scheds, "last_epoch"):
             scheds.last_epoch -= 1
 
-    def step(self):
+    def step(self):  # type: ignore[override]
         """Advance the scheduler in charge of the current epoch."""
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
@@ -608,7 +610,7 @@ class ChainedScheduler(LRScheduler):
         self.optimizer = optimizer
         self._last_lr = [g["lr"] for g in optimizer.param_groups]
 
-    def step(self):
+    def step(self):  # type: ignore[override]
         """Step every chained scheduler."""
         for s in self._schedulers:
             s.step()
@@ -653,7 +655,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.cooldown_counter = 0
         self.num_bad_epochs = 0
 
-    def step(self, metrics, epoch=None):
+    def step(self, metrics, epoch=None):  # type: ignore[override]
         """Record one value of the monitored metric and reduce the rate if it has stalled."""
         current = float(metrics)
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
