@@ -12,7 +12,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'RMSNormBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'manual_seed', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'RMSNormBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'manual_seed', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -1094,6 +1094,31 @@ class DropoutBackward(Node):
         """
         The factor 1 / (1 - p) applied to kept elements, a float (0.0 when p == 1).
         """
+class PadBackward(Node):
+    """
+    Backward node of pad: scatter-adds the gradient back through the padding's index maps.
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+class ConvolutionBackward(Node):
+    """
+    Backward node of the convolutions (conv1d/conv2d and their transposes): saves input and weight; gradients for input, weight and bias come from one GEMM per group over the batch.
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+    @property
+    def groups(self) -> builtins.int:
+        """
+        The number of channel groups.
+        """
+    @property
+    def stride(self) -> tuple:
+        """
+        The stride per spatial dim, a tuple.
+        """
+    @property
+    def transposed(self) -> builtins.bool:
+        """
+        True for conv_transpose1d/conv_transpose2d.
+        """
 def _activation_(input: Tensor, op: str, a: typing.SupportsFloat | typing.SupportsIndex, b: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _adadelta_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], square_avgs: collections.abc.Sequence[Tensor | None], acc_deltas: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, rho: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, maximize: builtins.bool) -> None:
@@ -1113,6 +1138,10 @@ def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Ten
 def _celu(input: Tensor, alpha: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _clip_grad_norm_(grads: collections.abc.Sequence[Tensor], max_norm: typing.SupportsFloat | typing.SupportsIndex, norm_type: typing.SupportsFloat | typing.SupportsIndex, error_if_nonfinite: builtins.bool) -> Tensor:
+    ...
+def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: typing.Any, padding: typing.Any, dilation: typing.Any, groups: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> Tensor:
+    ...
+def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: typing.Any, padding: typing.Any, output_padding: typing.Any, groups: typing.Any, dilation: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> Tensor:
     ...
 def _cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: typing.SupportsInt | typing.SupportsIndex, reduction: str, label_smoothing: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
@@ -1165,6 +1194,8 @@ def _mse_loss(input: Tensor, target: Tensor, reduction: str) -> Tensor:
 def _nadam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], mu_products: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, momentum_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled_weight_decay: builtins.bool, maximize: builtins.bool) -> None:
     ...
 def _nll_loss(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: typing.SupportsInt | typing.SupportsIndex, reduction: str) -> Tensor:
+    ...
+def _pad(input: Tensor, pad: typing.Any, mode: str, value: typing.SupportsFloat | typing.SupportsIndex, op: str) -> Tensor:
     ...
 def _radam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled_weight_decay: builtins.bool, maximize: builtins.bool) -> None:
     ...
