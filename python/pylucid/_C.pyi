@@ -12,7 +12,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'RMSNormBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'manual_seed', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'RMSNormBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'manual_seed', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -1119,6 +1119,36 @@ class ConvolutionBackward(Node):
         """
         True for conv_transpose1d/conv_transpose2d.
         """
+class ScaledDotProductAttentionBackward(Node):
+    """
+    Backward of scaled_dot_product_attention: recomputes the attention probabilities block by block from the saved query, key, value, mask and per-row logsumexp, and returns the gradients of query, key, value and (when floating and requiring grad) attn_mask.
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+    @property
+    def dropout_scale(self) -> builtins.float:
+        """
+        1 / (1 - dropout_p), the factor applied to kept probabilities (0.0 when dropout_p is 1).
+        """
+    @property
+    def is_causal(self) -> builtins.bool:
+        """
+        Whether query i attended only keys j <= i.
+        """
+    @property
+    def saved_dropout_mask(self) -> Tensor:
+        """
+        Which probabilities dropout kept, a bool Tensor of shape (*batch, L, S); None without dropout or once freed.
+        """
+    @property
+    def saved_logsumexp(self) -> Tensor:
+        """
+        The logsumexp of each row of scores, a Tensor of shape (*batch, L) in float32 (float64 for float64 inputs; -inf for a row with no attended key); None once freed.
+        """
+    @property
+    def scale(self) -> builtins.float:
+        """
+        The factor the scores q k^T were multiplied by, a float (1/sqrt(E) by default).
+        """
 def _activation_(input: Tensor, op: str, a: typing.SupportsFloat | typing.SupportsIndex, b: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _adadelta_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], square_avgs: collections.abc.Sequence[Tensor | None], acc_deltas: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, rho: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, maximize: builtins.bool) -> None:
@@ -1212,6 +1242,8 @@ def _rms_norm_partial_k(n: typing.SupportsInt | typing.SupportsIndex, partial_ra
 def _rmsprop_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], square_avgs: collections.abc.Sequence[Tensor | None], grad_avgs: collections.abc.Sequence[Tensor | None], momentum_buffers: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, momentum: typing.SupportsFloat | typing.SupportsIndex, centered: builtins.bool, maximize: builtins.bool) -> None:
     ...
 def _run_backward(arg0: collections.abc.Sequence[Tensor], arg1: collections.abc.Sequence[Tensor], arg2: builtins.bool, arg3: collections.abc.Sequence[Tensor]) -> list[Tensor]:
+    ...
+def _scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, dropout_p: typing.SupportsFloat | typing.SupportsIndex, is_causal: builtins.bool, scale: typing.SupportsFloat | typing.SupportsIndex | None, enable_gqa: builtins.bool) -> Tensor:
     ...
 def _schema(arg0: str) -> OpSchema:
     ...
