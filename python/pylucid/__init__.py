@@ -40,3 +40,4 @@ from .serialization import load, save  # noqa: E402,F401
 int = _C.dtype.int64  # noqa: A001  (PyTorch's torch.int; pylucid's one integer dtype is int64)
 
 __version__ = "0.1.0"
+from . import utils  # noqa: E402,F401
