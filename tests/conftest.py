@@ -10,3 +10,4 @@ def _seed_and_modes():
     yield
     pylucid._C._set_grad_enabled(True)
     pylucid._C._set_autocast_state(False, pylucid.bfloat16)
+    pylucid.set_default_dtype(pylucid.float32)

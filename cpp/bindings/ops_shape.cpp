@@ -172,7 +172,7 @@ TensorImplPtr to_py(const TensorImplPtr& t, const py::args& args, const py::kwar
   for (auto h : args) {
     if (py::isinstance<DType>(h)) d = h.cast<DType>();
     else if (py::isinstance<TensorImpl>(h)) d = h.cast<TensorImplPtr>()->dtype;
-    else if (py::isinstance<py::str>(h)) device(h);
+    else if (py::isinstance<py::str>(h) || type_name(h) == "device") device(h);
     else if (PyBool_Check(h.ptr())) copy = (bools++ == 1) ? h.ptr() == Py_True : copy;  // (non_blocking, copy)
     else if (!h.is_none()) throw DtypeMismatch(str("to: expected a dtype, a device or a Tensor, got ", type_name(h)));
   }

@@ -304,6 +304,21 @@ LUCID_BINDING(tensor, 0) {
           },
           "Detaches this tensor from the graph in place (drops grad_fn, sets requires_grad=False, making it "
           "a leaf) and returns self.")
+      .def_property(
+          "data", &detach,
+          [](TensorImpl& t, const TensorImplPtr& src) {
+            // PyTorch's `x.data = y`: x now views y's storage (shape and dtype too), keeping its
+            // own autograd fields; what x's graph saved is untouched.
+            LUCID_CHECK_DTYPE(!t.requires_grad || is_floating(src->dtype),
+                              "data: a tensor that requires grad cannot take data of dtype ", dtype_name(src->dtype));
+            t.storage = src->storage;
+            t.shape = src->shape;
+            t.strides = src->strides;
+            t.offset = src->offset;
+            t.dtype = src->dtype;
+          },
+          "A detached alias of this tensor (shares storage, requires_grad=False, no grad_fn); assigning a "
+          "tensor makes this tensor view that tensor's data instead, keeping its requires_grad and grad.")
       .def("numpy", &to_numpy,
           "A numpy array sharing this tensor's memory (no copy, same strides). Raises for a tensor that requires "
           "grad (use detach().numpy()) and for bfloat16, which numpy has no dtype for.")
@@ -311,7 +326,19 @@ LUCID_BINDING(tensor, 0) {
           "The value of a one-element tensor as a Python bool, int or float (by dtype); raises for any other size.")
       .def("__bool__", [](const TensorImplPtr& t) { return item_as_double(t, "bool") != 0; })
       .def("__float__", [](const TensorImplPtr& t) { return item_as_double(t, "float"); })
-      .def("__int__", [](const TensorImplPtr& t) { return int64_t(item_as_double(t, "int")); })
+      .def("__int__", [](const TensorImplPtr& t) -> py::object {
+            // int64 goes through item() so values beyond 2^53 stay exact; NaN/inf raise as int() does.
+            if (t->dtype == DType::Int64) return py_scalar(t);
+            if (t->dtype == DType::Bool) return py::int_(item_as_double(t, "int") != 0 ? 1 : 0);
+            return py::int_(py::float_(item_as_double(t, "int")));
+          })
+      .def("__index__", [](const TensorImplPtr& t) -> py::object {
+            LUCID_CHECK_DTYPE((t->dtype == DType::Int64 || t->dtype == DType::Bool) && t->numel() == 1,
+                              "__index__: only integer tensors of a single element can be converted to an index, "
+                              "got dtype ", dtype_name(t->dtype), " and shape ", shape_str(t->shape));
+            if (t->dtype == DType::Bool) return py::int_(item_as_double(t, "__index__") != 0 ? 1 : 0);
+            return py_scalar(t);
+          })
       .def("__len__", [](const TensorImplPtr& t) {
             LUCID_CHECK(t->ndim() > 0, "len: len() of a 0-d tensor");
             return t->shape[0];
@@ -363,15 +390,7 @@ LUCID_BINDING(tensor, 0) {
           "autograd (refused on a tensor that requires grad while grad mode is on).")
       .def("zero_", [](const TensorImplPtr& a) { return fill_(a, 0.0); },
           "Sets every element to zero in place and returns self; not recorded by autograd (refused on a tensor "
-          "that requires grad while grad mode is on).")
-      .def("uniform_", [](const TensorImplPtr& a, double lo, double hi) { return uniform_(a, lo, hi); },
-           py::arg("a") = 0.0, py::arg("b") = 1.0,
-           "Fills self in place with samples uniform in [a, b) from the generator seeded by pylucid.manual_seed "
-           "and returns self; not recorded by autograd.")
-      .def("normal_", [](const TensorImplPtr& a, double mean, double std) { return normal_(a, mean, std); },
-           py::arg("mean") = 0.0, py::arg("std") = 1.0,
-           "Fills self (floating) in place with normal samples of the given mean and std from the generator "
-           "seeded by pylucid.manual_seed and returns self; not recorded by autograd.");
+          "that requires grad while grad mode is on).");
 
   m.def("add", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &add, "add"); },
         py::arg("input"), py::arg("other"));
@@ -392,9 +411,6 @@ LUCID_BINDING(tensor, 0) {
   m.def("_full", [](py::handle shape, double v, py::handle dtype) { return full(shape_arg(shape, "full"), v, dtype_arg(dtype, kDefaultFloat)); });
   m.def("_arange", [](double a, double b, double s, DType d) { return arange(a, b, s, d); });
   m.def("_linspace", [](double a, double b, int64_t n, DType d) { return linspace(a, b, n, d); });
-  m.def("manual_seed", &manual_seed);
-  m.def("initial_seed", &initial_seed);
-  m.def("_randint_", [](const TensorImplPtr& t, int64_t lo, int64_t hi) { return randint_(t, lo, hi); });
 
   // grad mode and autocast state (the Python context managers save and restore these)
   m.def("is_grad_enabled", &GradMode::is_enabled);

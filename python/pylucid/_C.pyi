@@ -12,7 +12,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'RMSNormBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'manual_seed', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'RMSNormBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'default_generator', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -38,6 +38,10 @@ class dtype:
     float32: typing.ClassVar[dtype]
     float64: typing.ClassVar[dtype]
     int64: typing.ClassVar[dtype]
+    def __copy__(self):
+        ...
+    def __deepcopy__(self, memo):
+        ...
     @typing.overload
     def __eq__(self, other: _dtype) -> builtins.bool:
         ...
@@ -59,6 +63,8 @@ class dtype:
         ...
     @typing.overload
     def __ne__(self, other: typing.Any) -> builtins.bool:
+        ...
+    def __reduce_ex__(self, protocol):
         ...
     def __repr__(self):
         ...
@@ -112,12 +118,18 @@ class Tensor:
         ...
     def __add__(self, arg0: typing.Any) -> Tensor:
         ...
+    def __and__(self, other):
+        ...
     def __array__(self, dtype = None, copy = None):
         """
         NumPy's conversion protocol: a view of the data where the layout allows.
         """
     def __bool__(self) -> builtins.bool:
         ...
+    def __deepcopy__(self, memo):
+        """
+        A copy with its own storage, the same dtype, shape, values, requires_grad and a copied grad.
+        """
     def __dlpack__(self, *, stream = None, max_version = None, dl_device = None, copy = None):
         """
         DLPack export (zero copy) through numpy's implementation of the protocol.
@@ -142,9 +154,15 @@ class Tensor:
         ...
     def __imul__(self, arg0: typing.Any) -> Tensor:
         ...
-    def __init__(self, data: Tensor, requires_grad: builtins.bool = False) -> None:
+    def __index__(self) -> typing.Any:
         ...
-    def __int__(self) -> builtins.int:
+    def __init__(self, *args, device = None, requires_grad = False):
+        """
+        Tensor(data) for data a Tensor aliases it (Tensor(data, requires_grad) makes a leaf sharing its memory); PyTorch's legacy forms Tensor([..]) (a copy in the default dtype), Tensor(2, 3) (uninitialised) and Tensor() (empty) also work.
+        """
+    def __int__(self) -> typing.Any:
+        ...
+    def __invert__(self):
         ...
     def __isub__(self, arg0: typing.Any) -> Tensor:
         ...
@@ -166,9 +184,15 @@ class Tensor:
         ...
     def __neg__(self) -> Tensor:
         ...
+    def __or__(self, other):
+        ...
     def __pow__(self, arg0: typing.Any) -> Tensor:
         ...
     def __radd__(self, arg0: typing.Any) -> Tensor:
+        ...
+    def __rand__(self, other):
+        ...
+    def __reduce_ex__(self, protocol):
         ...
     def __repr__(self):
         ...
@@ -176,11 +200,15 @@ class Tensor:
         ...
     def __rmul__(self, arg0: typing.Any) -> Tensor:
         ...
+    def __ror__(self, other):
+        ...
     def __rpow__(self, arg0: typing.Any) -> Tensor:
         ...
     def __rsub__(self, arg0: typing.Any) -> Tensor:
         ...
     def __rtruediv__(self, arg0: typing.Any) -> Tensor:
+        ...
+    def __rxor__(self, other):
         ...
     def __setitem__(self, arg0: typing.Any, arg1: typing.Any) -> None:
         ...
@@ -190,13 +218,27 @@ class Tensor:
         ...
     def __truediv__(self, arg0: typing.Any) -> Tensor:
         ...
+    def __xor__(self, other):
+        ...
     def abs(self) -> Tensor:
         """
         |input|, elementwise; the gradient at 0 is 0.
         """
+    def abs_(self, *args, **kwargs):
+        """
+        In-place abs: writes the result into self and returns self (not recorded by autograd).
+        """
+    def add(self, *args, **kwargs):
+        """
+        input + alpha * other, elementwise with broadcasting (other a Tensor or number).
+        """
     def add_(self, other: typing.Any, *, alpha: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> Tensor:
         """
         self += alpha * other in place (other a Tensor or number, broadcast to self's shape; its result dtype must cast to self's) and returns self. Not recorded by autograd: refused on a tensor that requires grad while grad mode is on.
+        """
+    def allclose(self, *args, **kwargs):
+        """
+        True when :func:`pylucid.isclose` holds everywhere (a Python bool).
         """
     def amax(self, dim: typing.Any = (), keepdim: builtins.bool = False) -> Tensor:
         """
@@ -219,6 +261,14 @@ class Tensor:
         Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on
             (only of ``inputs`` when given). ``create_graph=True`` records the backward computation so the
             gradients can be differentiated again; ``retain_graph`` defaults to ``create_graph``.
+        """
+    def bernoulli(self, p: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
+        """
+        0/1 samples, 1 with probability input[i] (floating, values in [0, 1]); same shape and dtype as input. With p given, every element uses probability p instead.
+        """
+    def bernoulli_(self, p: typing.Any = 0.5, *, generator: typing.Any = None) -> Tensor:
+        """
+        Fills self in place with 1 with probability p (a number, or a tensor of self's shape) and 0 otherwise; returns self.
         """
     def bfloat16(self):
         """
@@ -284,9 +334,17 @@ class Tensor:
         """
         Cosine, elementwise (integers promote to float32).
         """
+    def cos_(self, *args, **kwargs):
+        """
+        In-place cos: writes the result into self and returns self (not recorded by autograd).
+        """
     def cpu(self):
         """
         This tensor itself: pylucid tensors are always on the CPU (PyTorch returns self there too).
+        """
+    def cuda(self, device = None, non_blocking = False, memory_format = None):
+        """
+        Raises LucidError: pylucid has no CUDA device (check ``pylucid.cuda.is_available()``).
         """
     def data_ptr(self) -> builtins.int:
         """
@@ -304,9 +362,17 @@ class Tensor:
         """
         The number of dims (0 for a scalar tensor); same as the ndim property.
         """
+    def div(self, *args, **kwargs):
+        """
+        self / other (true division), elementwise with broadcasting.
+        """
     def div_(self, arg0: typing.Any) -> typing.Any:
         """
         self /= other in place (true division: self must be floating; other broadcast to self's shape) and returns self; not recorded by autograd.
+        """
+    def divide(self, *args, **kwargs):
+        """
+        Alias of div.
         """
     def dot(self, other: Tensor) -> Tensor:
         """
@@ -320,9 +386,21 @@ class Tensor:
         """
         Bytes per element (dtype.itemsize).
         """
+    def eq(self, *args, **kwargs):
+        """
+        input == other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def equal(self, *args, **kwargs):
+        """
+        True when both tensors have the same shape and the same values (a Python bool).
+        """
     def exp(self) -> Tensor:
         """
         e^input, elementwise (integers promote to float32).
+        """
+    def exp_(self, *args, **kwargs):
+        """
+        In-place exp: writes the result into self and returns self (not recorded by autograd).
         """
     def expand(self, *args) -> Tensor:
         """
@@ -332,6 +410,10 @@ class Tensor:
         """
         expand(other.shape): a view broadcast to other's shape.
         """
+    def exponential_(self, lambd: typing.Any = 1.0, *, generator: typing.Any = None) -> Tensor:
+        """
+        Fills self (floating) in place with exponential samples of rate lambd and returns self.
+        """
     def fill_(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
         """
         Sets every element to value (converted to this dtype) in place and returns self; not recorded by autograd (refused on a tensor that requires grad while grad mode is on).
@@ -340,6 +422,18 @@ class Tensor:
         """
         Dims start_dim..end_dim merged into one (a view when possible); a 0-d input gives shape (1,).
         """
+    def flip(self, *args):
+        """
+        Method form of pylucid.flip; dims may be given as one sequence or as separate ints.
+        """
+    def fliplr(self, *args, **kwargs):
+        """
+        ``input`` flipped along dim 1 (left/right); at least 2 dims.
+        """
+    def flipud(self, *args, **kwargs):
+        """
+        ``input`` flipped along dim 0 (up/down); at least 1 dim.
+        """
     def float(self):
         """
         This tensor converted to pylucid.float32 (self when it already is).
@@ -347,6 +441,32 @@ class Tensor:
     def gather(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         """
         out[..., i, ...] = input[..., index[..., i, ...], ...] along `dim`; index has input's number of dims.
+        """
+    def ge(self, *args, **kwargs):
+        """
+        input >= other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def gelu(self, *args, **kwargs):
+        """
+        gelu(input: pylucid._C.Tensor, *, approximate: str = 'none') -> pylucid._C.Tensor
+        
+        GELU: 0.5 x (1 + erf(x / sqrt 2)), or with approximate='tanh' 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Floating inputs only.
+        """
+    def get_device(self):
+        """
+        -1, PyTorch's answer for a CPU tensor.
+        """
+    def greater(self, *args, **kwargs):
+        """
+        input > other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def greater_equal(self, *args, **kwargs):
+        """
+        input >= other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def gt(self, *args, **kwargs):
+        """
+        input > other, elementwise. Returns a bool tensor (broadcast shapes).
         """
     def half(self):
         """
@@ -364,6 +484,11 @@ class Tensor:
         """
         True when the dtype is float16, bfloat16, float32 or float64.
         """
+    def isclose(self, *args, **kwargs):
+        """
+        Bool tensor: ``|input - other| <= atol + rtol * |other|`` elementwise (infinities equal only
+            to themselves; NaNs equal when ``equal_nan``).
+        """
     def isfinite(self) -> Tensor:
         """
         Bool tensor: True where input is neither inf nor NaN.
@@ -376,13 +501,45 @@ class Tensor:
         """
         The value of a one-element tensor as a Python bool, builtins.int or float (by dtype); raises for any other size.
         """
+    def le(self, *args, **kwargs):
+        """
+        input <= other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def less(self, *args, **kwargs):
+        """
+        input < other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def less_equal(self, *args, **kwargs):
+        """
+        input <= other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
     def log(self) -> Tensor:
         """
         Natural logarithm, elementwise (integers promote to float32).
         """
+    def log_(self, *args, **kwargs):
+        """
+        In-place log: writes the result into self and returns self (not recorded by autograd).
+        """
     def log_softmax(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         x - logsumexp(x) along dim, computed stably; floating input, same shape. Float32 for half inputs under autocast; differentiable (LogSoftmaxBackward).
+        """
+    def logical_and(self, *args, **kwargs):
+        """
+        True where both are nonzero; a bool tensor.
+        """
+    def logical_not(self, *args, **kwargs):
+        """
+        True where input is zero; a bool tensor.
+        """
+    def logical_or(self, *args, **kwargs):
+        """
+        True where either is nonzero; a bool tensor.
+        """
+    def logical_xor(self, *args, **kwargs):
+        """
+        True where exactly one is nonzero; a bool tensor.
         """
     def logsumexp(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
         """
@@ -395,6 +552,10 @@ class Tensor:
     def long(self):
         """
         This tensor converted to pylucid.int64 (self when it already is).
+        """
+    def lt(self, *args, **kwargs):
+        """
+        input < other, elementwise. Returns a bool tensor (broadcast shapes).
         """
     def masked_fill(self, mask: Tensor, value: typing.Any) -> Tensor:
         """
@@ -420,6 +581,10 @@ class Tensor:
         >>> pylucid.tensor([[1.0, 3.0], [4.0, 2.0]]).max(dim=1).indices.tolist()
         [1, 0]
         """
+    def maximum(self, *args, **kwargs):
+        """
+        The elementwise larger of self and other (NaN propagates).
+        """
     def mean(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None) -> Tensor:
         """
         Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). An empty reduction gives NaN.
@@ -427,6 +592,10 @@ class Tensor:
     def min(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> typing.Any:
         """
         min(input): the smallest element (0-d). min(input, dim, keepdim=False): a named tuple (values, indices). min(input, other): minimum. NaN propagates; the gradient is split evenly among ties.
+        """
+    def minimum(self, *args, **kwargs):
+        """
+        The elementwise smaller of self and other (NaN propagates).
         """
     def mm(self, other: Tensor) -> Tensor:
         """
@@ -440,25 +609,73 @@ class Tensor:
         """
         A view with the dims in `source` moved to the positions in `destination`; the others keep their order.
         """
+    def mul(self, *args, **kwargs):
+        """
+        self * other, elementwise with broadcasting (other a Tensor or number).
+        """
     def mul_(self, arg0: typing.Any) -> typing.Any:
         """
         self *= other in place (a Tensor or number, broadcast to self's shape) and returns self; not recorded by autograd.
+        """
+    def multinomial(self, num_samples: typing.Any, replacement: builtins.bool = False, *, generator: typing.Any = None) -> Tensor:
+        """
+        num_samples category indices (int64) per row of input (1-d or 2-d non-negative weights, normalised per row), without replacement unless replacement=True; shape (num_samples,) or (rows, num_samples). Draws PyTorch's stream: the same seed gives the same samples.
+        """
+    def multiply(self, *args, **kwargs):
+        """
+        Alias of mul.
         """
     def narrow(self, dim: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         A view of `length` elements of dim `dim` starting at `start` (negative start counts from the end).
         """
+    def ndimension(self):
+        """
+        The number of dims; alias of dim().
+        """
+    def ne(self, *args, **kwargs):
+        """
+        input != other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
     def neg(self) -> Tensor:
         """
         -input, elementwise (integers stay integers; bool is refused).
+        """
+    def neg_(self, *args, **kwargs):
+        """
+        In-place neg: writes the result into self and returns self (not recorded by autograd).
         """
     def negative(self) -> Tensor:
         """
         Alias of neg.
         """
+    def negative_(self, *args, **kwargs):
+        """
+        In-place negative: writes the result into self and returns self (not recorded by autograd).
+        """
     def nelement(self):
         """
         The number of elements; alias of ``numel()``.
+        """
+    def new_empty(self, *size, dtype = None, device = None, requires_grad = False, layout = None, pin_memory = False):
+        """
+        A new tensor of the given size, uninitialised, with this tensor's dtype unless dtype= is given.
+        """
+    def new_full(self, size, fill_value, *, dtype = None, device = None, requires_grad = False, layout = None, pin_memory = False):
+        """
+        A new tensor of ``size`` filled with ``fill_value``, in this tensor's dtype unless given.
+        """
+    def new_ones(self, *size, dtype = None, device = None, requires_grad = False, layout = None, pin_memory = False):
+        """
+        A new tensor of the given size, filled with 1, with this tensor's dtype unless dtype= is given.
+        """
+    def new_tensor(self, data, *, dtype = None, device = None, requires_grad = False, layout = None, pin_memory = False):
+        """
+        A new tensor copying ``data``, in this tensor's dtype unless given.
+        """
+    def new_zeros(self, *size, dtype = None, device = None, requires_grad = False, layout = None, pin_memory = False):
+        """
+        A new tensor of the given size, filled with 0, with this tensor's dtype unless dtype= is given.
         """
     def nonzero(self, *, as_tuple: builtins.bool = False) -> typing.Any:
         """
@@ -468,9 +685,13 @@ class Tensor:
         """
         Vector p-norm over dim (int, tuple or None): p = 2 ('fro'), 1, inf, -inf, 0 (count of non-zeros) or any p > 0.
         """
-    def normal_(self, mean: typing.SupportsFloat | typing.SupportsIndex = 0.0, std: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> Tensor:
+    def normal_(self, mean: typing.Any = 0.0, std: typing.Any = 1.0, *, generator: typing.Any = None) -> Tensor:
         """
-        Fills self (floating) in place with normal samples of the given mean and std from the generator seeded by pylucid.manual_seed and returns self; not recorded by autograd.
+        Fills self (floating) in place with normal samples of the given mean and std and returns self; not recorded by autograd. Same stream as PyTorch's for the same seed.
+        """
+    def not_equal(self, *args, **kwargs):
+        """
+        input != other, elementwise. Returns a bool tensor (broadcast shapes).
         """
     def numel(self) -> builtins.int:
         """
@@ -484,9 +705,21 @@ class Tensor:
         """
         A view with the dims reordered (ints or one tuple, a permutation of 0..ndim-1): output dim i is input dim dims[i].
         """
+    def pow(self, *args, **kwargs):
+        """
+        self ** exponent, elementwise with broadcasting (exponent a Tensor or number).
+        """
+    def pow_(self, *args, **kwargs):
+        """
+        In-place pow: writes the result into self and returns self (not recorded by autograd).
+        """
     def prod(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
         """
         Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
+        """
+    def random_(self, from_: typing.Any = None, to: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
+        """
+        Fills self in place with integers: uniform in [from, to), in [0, to) given one bound, or over [0, 2**mantissa] (floats) / [0, 2**63) (int64) given none; returns self.
         """
     def register_hook(self, hook):
         """
@@ -514,6 +747,21 @@ class Tensor:
         """
         relu in place (no autograd: refused on a tensor that requires grad).
         """
+    def repeat(self, *sizes):
+        """
+        This tensor repeated along each dim ``sizes[i]`` times (``sizes`` may have more dims than
+            self: leading ones are added); differentiable.
+        
+            >>> import pylucid
+            >>> pylucid.tensor([1, 2]).repeat(2, 2).tolist()
+            [[1, 2, 1, 2], [1, 2, 1, 2]]
+            
+        """
+    def repeat_interleave(self, *args, **kwargs):
+        """
+        Each element (or slice along ``dim``) of ``input`` repeated ``repeats`` times in place
+            (``repeats`` an int or a 1-d int tensor, one count per slice); flattened when dim is None.
+        """
     def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
         """
         Sets requires_grad in place and returns self (floating leaves only; a non-leaf can only be set to True, which it already is).
@@ -530,9 +778,18 @@ class Tensor:
         """
         Makes backward fill .grad of this non-leaf tensor too (summed over the calls, as for leaves); a no-op for leaves. Raises if the tensor does not require grad.
         """
+    def roll(self, *args, **kwargs):
+        """
+        ``input`` rolled by ``shifts`` along ``dims`` (elements leaving one end re-enter at the
+            other); without dims, over the flattened tensor. Differentiable.
+        """
     def rsqrt(self) -> Tensor:
         """
         1 / sqrt(input), elementwise (integers promote to float32).
+        """
+    def rsqrt_(self, *args, **kwargs):
+        """
+        In-place rsqrt: writes the result into self and returns self (not recorded by autograd).
         """
     def scatter_add(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, src: Tensor) -> Tensor:
         """
@@ -550,13 +807,31 @@ class Tensor:
         """
         1 / (1 + e^-input), elementwise, without overflow for large |input|.
         """
+    def sigmoid_(self, *args, **kwargs):
+        """
+        In-place sigmoid: writes the result into self and returns self (not recorded by autograd).
+        """
     def sign(self) -> Tensor:
         """
         -1, 0 or 1 by the sign of input (0 for NaN); records no gradient.
         """
+    def sign_(self, *args, **kwargs):
+        """
+        In-place sign: writes the result into self and returns self (not recorded by autograd).
+        """
+    def silu(self, *args, **kwargs):
+        """
+        silu(input: pylucid._C.Tensor) -> pylucid._C.Tensor
+        
+        input * sigmoid(input), elementwise (floating inputs).
+        """
     def sin(self) -> Tensor:
         """
         Sine, elementwise (integers promote to float32).
+        """
+    def sin_(self, *args, **kwargs):
+        """
+        In-place sin: writes the result into self and returns self (not recorded by autograd).
         """
     def size(self, dim = None):
         """
@@ -574,6 +849,18 @@ class Tensor:
         """
         Square root, elementwise (integers promote to float32).
         """
+    def sqrt_(self, *args, **kwargs):
+        """
+        In-place sqrt: writes the result into self and returns self (not recorded by autograd).
+        """
+    def square(self, *args, **kwargs):
+        """
+        input * input, elementwise; differentiable.
+        """
+    def square_(self, *args, **kwargs):
+        """
+        In-place square: writes the result into self and returns self (not recorded by autograd).
+        """
     def squeeze(self, dim: typing.Any = None) -> Tensor:
         """
         A view without size-1 dims: all of them, or those of `dim` (an int or tuple); other sizes are kept.
@@ -590,9 +877,17 @@ class Tensor:
         """
         The step between neighbouring elements of each dim, in elements (not bytes), a tuple of ints; 0 along broadcast (expanded) dims.
         """
+    def sub(self, *args, **kwargs):
+        """
+        input - alpha * other, elementwise with broadcasting (other a Tensor or number).
+        """
     def sub_(self, arg0: typing.Any) -> typing.Any:
         """
         self -= other in place (a Tensor or number, broadcast to self's shape) and returns self; not recorded by autograd.
+        """
+    def subtract(self, *args, **kwargs):
+        """
+        input - alpha * other, elementwise with broadcasting (other a Tensor or number).
         """
     def sum(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None) -> Tensor:
         """
@@ -618,6 +913,14 @@ class Tensor:
         """
         Hyperbolic tangent, elementwise (integers promote to float32).
         """
+    def tanh_(self, *args, **kwargs):
+        """
+        In-place tanh: writes the result into self and returns self (not recorded by autograd).
+        """
+    def tile(self, *args):
+        """
+        Method form of pylucid.tile; dims may be given as one sequence or as separate ints.
+        """
     def to(self, *args, **kwargs) -> Tensor:
         """
         This tensor converted to a dtype, given as a dtype, as other Tensor's dtype, or dtype=; a device may be passed but must be 'cpu'. Returns self when the dtype already matches unless copy=True. Differentiable: the gradient is cast back to this dtype.
@@ -638,9 +941,14 @@ class Tensor:
         """
         The upper triangle of the last two dims: elements with col - row >= diagonal kept, the rest zeroed.
         """
-    def type(self, dtype: typing.Any = None) -> typing.Any:
+    def true_divide(self, *args, **kwargs):
         """
-        Without an argument, PyTorch's legacy type name (e.g. 'pylucid.FloatTensor'); with a dtype, to(dtype).
+        Alias of div.
+        """
+    def type(self, dtype = None, non_blocking = False, **kwargs):
+        """
+        Without an argument, PyTorch's legacy type name (e.g. ``'pylucid.FloatTensor'``); with a dtype,
+            a legacy type (``pylucid.LongTensor``) or its name (``'torch.LongTensor'``), this tensor converted.
         """
     def type_as(self, other):
         """
@@ -654,9 +962,9 @@ class Tensor:
         """
         Dim `dim` split into `sizes` (one -1 is inferred); a view.
         """
-    def uniform_(self, a: typing.SupportsFloat | typing.SupportsIndex = 0.0, b: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> Tensor:
+    def uniform_(self, from_: typing.Any = 0.0, to: typing.Any = 1.0, *, generator: typing.Any = None) -> Tensor:
         """
-        Fills self in place with samples uniform in [a, b) from the generator seeded by pylucid.manual_seed and returns self; not recorded by autograd.
+        Fills self (floating) in place with samples uniform in [from, to) and returns self; not recorded by autograd. Draws from generator (default: the one pylucid.manual_seed seeds) as PyTorch does.
         """
     def unsqueeze(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -691,9 +999,17 @@ class Tensor:
     def _version(self) -> builtins.int:
         ...
     @property
+    def data(self) -> Tensor:
+        """
+        A detached alias of this tensor (shares storage, requires_grad=False, no grad_fn); assigning a tensor makes this tensor view that tensor's data instead, keeping its requires_grad and grad.
+        """
+    @data.setter
+    def data(self, arg1: Tensor) -> None:
+        ...
+    @property
     def device(self):
         """
-        The device the data lives on, always ``'cpu'`` (a string, where PyTorch has torch.device).
+        The device the data lives on: always ``device(type='cpu')`` (compares equal to ``'cpu'``).
         """
     @property
     def dtype(self) -> _dtype:
@@ -712,6 +1028,11 @@ class Tensor:
     def grad_fn(self) -> Node | None:
         """
         The backward node that produced this tensor; None for a leaf.
+        """
+    @property
+    def is_cuda(self):
+        """
+        False: pylucid tensors live on the CPU.
         """
     @property
     def is_leaf(self) -> builtins.bool:
@@ -868,6 +1189,32 @@ class AccumulateGrad(Node):
     def variable(self) -> Tensor:
         """
         The leaf tensor whose .grad this node accumulates into (a strong reference).
+        """
+class Generator:
+    """
+    A random number generator (PyTorch's torch.Generator), drawing PyTorch's CPU stream: seeded alike, it yields the same numbers. Pass it as generator= to any random function; Generator(device='cpu').
+    """
+    def __init__(self, device: typing.Any = 'cpu') -> None:
+        ...
+    def get_state(self) -> Tensor:
+        """
+        The generator's full state as a 1-d int64 tensor, for set_state.
+        """
+    def initial_seed(self) -> builtins.int:
+        """
+        The seed the generator was last seeded with (PyTorch's default, 67280421310721, until then).
+        """
+    def manual_seed(self, seed: typing.Any) -> Generator:
+        """
+        Seeds the generator (an int in [-2**63, 2**64)) and returns it.
+        """
+    def seed(self) -> builtins.int:
+        """
+        Seeds the generator from the operating system's entropy and returns that seed.
+        """
+    def set_state(self, new_state: Tensor) -> Generator:
+        """
+        Restores a state returned by get_state() and returns the generator.
         """
 class RMSNormBackward(Node):
     """
@@ -1121,11 +1468,74 @@ class DropoutBackward(Node):
         """
         The factor 1 / (1 - p) applied to kept elements, a float (0.0 when p == 1).
         """
+class PadBackward(Node):
+    """
+    Backward node of pad: scatter-adds the gradient back through the padding's index maps.
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+class ConvolutionBackward(Node):
+    """
+    Backward node of the convolutions (conv1d/conv2d and their transposes): saves input and weight; gradients for input, weight and bias come from one GEMM per group over the batch.
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+    @property
+    def groups(self) -> builtins.int:
+        """
+        The number of channel groups.
+        """
+    @property
+    def stride(self) -> tuple:
+        """
+        The stride per spatial dim, a tuple.
+        """
+    @property
+    def transposed(self) -> builtins.bool:
+        """
+        True for conv_transpose1d/conv_transpose2d.
+        """
+class ScaledDotProductAttentionBackward(Node):
+    """
+    Backward of scaled_dot_product_attention: recomputes the attention probabilities block by block from the saved query, key, value, mask and per-row logsumexp, and returns the gradients of query, key, value and (when floating and requiring grad) attn_mask.
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+    @property
+    def dropout_scale(self) -> builtins.float:
+        """
+        1 / (1 - dropout_p), the factor applied to kept probabilities (0.0 when dropout_p is 1).
+        """
+    @property
+    def is_causal(self) -> builtins.bool:
+        """
+        Whether query i attended only keys j <= i.
+        """
+    @property
+    def saved_dropout_mask(self) -> Tensor:
+        """
+        Which probabilities dropout kept, a bool Tensor of shape (*batch, L, S); None without dropout or once freed.
+        """
+    @property
+    def saved_logsumexp(self) -> Tensor:
+        """
+        The logsumexp of each row of scores, a Tensor of shape (*batch, L) in float32 (float64 for float64 inputs; -inf for a row with no attended key); None once freed.
+        """
+    @property
+    def scale(self) -> builtins.float:
+        """
+        The factor the scores q k^T were multiplied by, a float (1/sqrt(E) by default).
+        """
 def _accumulate_grad(arg0: Tensor, arg1: Tensor, arg2: builtins.bool) -> None:
     """
     t.grad += g (used by backward(inputs=...)); records the sum under grad mode
     """
+def _activation_(input: Tensor, op: str, a: typing.SupportsFloat | typing.SupportsIndex, b: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
+    ...
+def _adadelta_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], square_avgs: collections.abc.Sequence[Tensor | None], acc_deltas: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, rho: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, maximize: builtins.bool) -> None:
+    ...
+def _adagrad_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], state_sums: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, lr_decay: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, maximize: builtins.bool) -> None:
+    ...
 def _adam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], max_exp_avg_sqs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, amsgrad: builtins.bool, maximize: builtins.bool, decoupled_weight_decay: builtins.bool) -> None:
+    ...
+def _adamax_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_infs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, maximize: builtins.bool) -> None:
     ...
 def _add_node_hook(arg0: Node, arg1: typing.Any) -> builtins.int:
     ...
@@ -1139,11 +1549,19 @@ def _autocast_state() -> tuple[builtins.bool, _dtype]:
     ...
 def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str, pos_weight: Tensor | None) -> Tensor:
     ...
+def _celu(input: Tensor, alpha: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
+    ...
 def _clip_grad_norm_(grads: collections.abc.Sequence[Tensor], max_norm: typing.SupportsFloat | typing.SupportsIndex, norm_type: typing.SupportsFloat | typing.SupportsIndex, error_if_nonfinite: builtins.bool) -> Tensor:
+    ...
+def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: typing.Any, padding: typing.Any, dilation: typing.Any, groups: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> Tensor:
+    ...
+def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: typing.Any, padding: typing.Any, output_padding: typing.Any, groups: typing.Any, dilation: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> Tensor:
     ...
 def _cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: typing.SupportsInt | typing.SupportsIndex, reduction: str, label_smoothing: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _dropout(input: Tensor, p: typing.SupportsFloat | typing.SupportsIndex, training: builtins.bool) -> Tensor:
+    ...
+def _elu(input: Tensor, alpha: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _embedding(input: Tensor, weight: Tensor, padding_idx: typing.SupportsInt | typing.SupportsIndex | None) -> Tensor:
     ...
@@ -1157,6 +1575,14 @@ def _group_rms_norm(input: Tensor, channel_groups: Tensor, weight: Tensor | None
     ...
 def _group_rms_norm_groups(channel_groups: Tensor, eps: typing.SupportsFloat | typing.SupportsIndex) -> tuple[Tensor, Tensor]:
     ...
+def _hardshrink(input: Tensor, lambd: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
+    ...
+def _hardsigmoid(input: Tensor) -> Tensor:
+    ...
+def _hardswish(input: Tensor) -> Tensor:
+    ...
+def _hardtanh(input: Tensor, min_val: typing.SupportsFloat | typing.SupportsIndex, max_val: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
+    ...
 def _is_anomaly_enabled() -> builtins.bool:
     ...
 def _l1_loss(input: Tensor, target: Tensor, reduction: str) -> Tensor:
@@ -1164,6 +1590,8 @@ def _l1_loss(input: Tensor, target: Tensor, reduction: str) -> Tensor:
 def _layer_norm(input: Tensor, normalized_shape: typing.Any, weight: Tensor | None, bias: Tensor | None, eps: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _layer_norm_check(normalized_shape: typing.Any, eps: typing.SupportsFloat | typing.SupportsIndex) -> None:
+    ...
+def _leaky_relu(input: Tensor, negative_slope: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _linspace(arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsInt | typing.SupportsIndex, arg3: _dtype) -> Tensor:
     ...
@@ -1173,15 +1601,31 @@ def _live_counts() -> tuple[builtins.int, builtins.int]:
     """
 def _log_softmax(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
     ...
+def _logsigmoid(input: Tensor) -> Tensor:
+    ...
 def _make_function_nodes(arg0: str, arg1: collections.abc.Sequence[Tensor | None], arg2: collections.abc.Sequence[Tensor], arg3: typing.Any, arg4: typing.Any) -> None:
     """
     Records one FunctionNode per output: backward(output_nr, grad) -> one gradient (or None) per input
     """
+def _manual_seed(arg0: typing.Any) -> Generator:
+    ...
+def _mish(input: Tensor) -> Tensor:
+    ...
 def _mse_loss(input: Tensor, target: Tensor, reduction: str) -> Tensor:
+    ...
+def _nadam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], mu_products: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, momentum_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled_weight_decay: builtins.bool, maximize: builtins.bool) -> None:
     ...
 def _nll_loss(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: typing.SupportsInt | typing.SupportsIndex, reduction: str) -> Tensor:
     ...
-def _randint_(arg0: Tensor, arg1: typing.SupportsInt | typing.SupportsIndex, arg2: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
+def _normal_(arg0: Tensor, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.Any) -> Tensor:
+    ...
+def _pad(input: Tensor, pad: typing.Any, mode: str, value: typing.SupportsFloat | typing.SupportsIndex, op: str) -> Tensor:
+    ...
+def _radam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled_weight_decay: builtins.bool, maximize: builtins.bool) -> None:
+    ...
+def _randint_(t: Tensor, low: typing.SupportsInt | typing.SupportsIndex, high: typing.SupportsInt | typing.SupportsIndex, generator: typing.Any = None) -> Tensor:
+    ...
+def _randperm(arg0: typing.Any, arg1: _dtype, arg2: typing.Any) -> Tensor:
     ...
 def _remove_node_hook(arg0: Node, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
@@ -1195,11 +1639,19 @@ def _rms_norm_check(normalized_shape: typing.Any, eps: typing.SupportsFloat | ty
     """
 def _rms_norm_partial_k(n: typing.SupportsInt | typing.SupportsIndex, partial_ratio: typing.SupportsFloat | typing.SupportsIndex) -> builtins.int:
     ...
+def _rmsprop_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], square_avgs: collections.abc.Sequence[Tensor | None], grad_avgs: collections.abc.Sequence[Tensor | None], momentum_buffers: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, momentum: typing.SupportsFloat | typing.SupportsIndex, centered: builtins.bool, maximize: builtins.bool) -> None:
+    ...
 def _run_backward(roots: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], retain_graph: builtins.bool, inputs: collections.abc.Sequence[Tensor], create_graph: builtins.bool = False) -> list[Tensor]:
+    ...
+def _scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, dropout_p: typing.SupportsFloat | typing.SupportsIndex, is_causal: builtins.bool, scale: typing.SupportsFloat | typing.SupportsIndex | None, enable_gqa: builtins.bool) -> Tensor:
     ...
 def _schema(arg0: str) -> OpSchema:
     ...
 def _schemas() -> list[OpSchema]:
+    ...
+def _seed() -> builtins.int:
+    ...
+def _selu(input: Tensor) -> Tensor:
     ...
 def _set_anomaly_enabled(arg0: builtins.bool) -> None:
     ...
@@ -1211,7 +1663,19 @@ def _sgd_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Seque
     ...
 def _softmax(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
     ...
+def _softplus(input: Tensor, beta: typing.SupportsFloat | typing.SupportsIndex, threshold: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
+    ...
+def _softshrink(input: Tensor, lambd: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
+    ...
+def _softsign(input: Tensor) -> Tensor:
+    ...
+def _tanhshrink(input: Tensor) -> Tensor:
+    ...
+def _threshold(input: Tensor, threshold: typing.SupportsFloat | typing.SupportsIndex, value: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
+    ...
 def _total_norm(tensors: collections.abc.Sequence[Tensor], norm_type: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
+    ...
+def _uniform_(arg0: Tensor, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.Any) -> Tensor:
     ...
 def abs(input: Tensor) -> Tensor:
     """
@@ -1234,6 +1698,10 @@ def argmax(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False
 def argmin(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
     """
     Index (int64) of the first minimum along dim, or into the flattened input when dim is None.
+    """
+def bernoulli(input: Tensor, p: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
+    """
+    0/1 samples, 1 with probability input[i] (floating, values in [0, 1]); same shape and dtype as input. With p given, every element uses probability p instead.
     """
 def bmm(input: Tensor, other: Tensor) -> Tensor:
     """
@@ -1314,7 +1782,9 @@ def index_select(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, 
     The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
     """
 def initial_seed() -> builtins.int:
-    ...
+    """
+    The seed of the default generator (see manual_seed).
+    """
 def is_grad_enabled() -> builtins.bool:
     ...
 def isfinite(input: Tensor) -> Tensor:
@@ -1345,8 +1815,6 @@ def logsumexp(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = Fa
     >>> round(pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item(), 3)
     1000.693
     """
-def manual_seed(arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
-    ...
 def masked_fill(input: Tensor, mask: Tensor, value: typing.Any) -> Tensor:
     """
     input with `value` (a number or 0-d tensor) where `mask` (bool, broadcast with input) is True.
@@ -1393,6 +1861,10 @@ def movedim(input: Tensor, source: typing.Any, destination: typing.Any) -> Tenso
     """
 def mul(input: Tensor, other: typing.Any) -> Tensor:
     ...
+def multinomial(input: Tensor, num_samples: typing.Any, replacement: builtins.bool = False, *, generator: typing.Any = None) -> Tensor:
+    """
+    num_samples category indices (int64) per row of input (1-d or 2-d non-negative weights, normalised per row), without replacement unless replacement=True; shape (num_samples,) or (rows, num_samples). Draws PyTorch's stream: the same seed gives the same samples.
+    """
 def narrow(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
     """
     A view of `length` elements of dim `dim` starting at `start` (negative start counts from the end).
@@ -1549,3 +2021,4 @@ def where(condition: typing.Any, input: typing.Any = None, other: typing.Any = N
     """
     condition ? input : other elementwise, all three broadcast (input/other may be numbers); where(condition) is nonzero(condition, as_tuple=True).
     """
+default_generator: Generator

@@ -28,9 +28,16 @@ from ._C import (  # noqa: E402,F401
 from ._tensor import *  # noqa: E402,F401,F403
 from ._math import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
+from ._random import *  # noqa: E402,F401,F403
+from ._device import *  # noqa: E402,F401,F403
+from . import _compat  # noqa: E402,F401  (Tensor surface: legacy constructors, methods, copies)
+from ._compat import *  # noqa: E402,F401,F403
 from .amp import autocast  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
-from . import autograd, nn, ops, optim, testing  # noqa: E402,F401
+from . import autograd, backends, cuda, nn, ops, optim, testing  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
+int = _C.dtype.int64  # noqa: A001  (PyTorch's torch.int; pylucid's one integer dtype is int64)
+
 __version__ = "0.1.0"
+from . import utils  # noqa: E402,F401

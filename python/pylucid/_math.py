@@ -19,7 +19,7 @@ from . import _C
 
 __all__ = [
     # binary elementwise (the C++ ops of ops/binary, exported here with the rest of the math)
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow",
+    "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "pow",
     "maximum", "minimum",
     # unary elementwise
     "neg", "negative", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
@@ -32,8 +32,36 @@ __all__ = [
     "matmul", "mm", "bmm", "dot", "linear",
 ]
 
-add = _C.add
-sub = subtract = _C.sub
+
+
+def add(input, other, *, alpha=1, out=None):
+    """input + alpha * other, elementwise with broadcasting (other a Tensor or number)."""
+    if out is not None:
+        raise _C.LucidError("add: out= is not supported; assign the result instead")
+    return _C.add(input, other if alpha == 1 else _scaled(other, alpha, "add"))
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """input - alpha * other, elementwise with broadcasting (other a Tensor or number)."""
+    if out is not None:
+        raise _C.LucidError("sub: out= is not supported; assign the result instead")
+    return _C.sub(input, other if alpha == 1 else _scaled(other, alpha, "sub"))
+
+
+subtract = sub
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input, elementwise with broadcasting."""
+    return _C.sub(_C.mul(input, alpha) if alpha != 1 else input, other).neg()
+
+
+def _scaled(other, alpha, op):
+    if not isinstance(other, (_C.Tensor, int, float)):
+        raise _C.DtypeMismatch(f"{op}: expected a Tensor or a number for other, got {type(other).__name__}")
+    return other * alpha
+
+
 mul = multiply = _C.mul
 div = divide = true_divide = _C.div
 pow = _C.pow

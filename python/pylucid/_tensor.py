@@ -8,13 +8,14 @@ import numpy as _np
 
 from . import _C
 from ._C import Tensor, dtype
+from ._device import _check_device
 
 __all__ = [
     "float16", "half", "bfloat16", "float32", "float", "float64", "double", "int64", "long", "bool",
-    "tensor", "as_tensor", "from_numpy", "from_dlpack", "empty", "zeros", "ones", "full", "arange",
-    "linspace", "rand", "randn", "randint", "empty_like", "zeros_like", "ones_like", "full_like",
-    "rand_like", "randn_like", "randint_like", "manual_seed", "initial_seed", "is_tensor",
-    "get_default_dtype", "promote_types", "result_type",
+    "int32", "int16", "int8", "uint8", "short",
+    "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "empty", "zeros", "ones", "full",
+    "arange", "linspace", "eye", "empty_like", "zeros_like", "ones_like", "full_like", "is_tensor",
+    "is_floating_point", "numel", "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
 ]
 
 dtype.__repr__ = dtype.__str__ = lambda self: f"pylucid.{self.name}"
@@ -26,10 +27,13 @@ int64 = long = dtype.int64
 globals()["float"] = dtype.float32
 globals()["bool"] = _bool_dtype = dtype.bool
 
+# pylucid has one integer dtype: the narrower PyTorch integer names all mean int64 here
+# (pylucid.int is bound in __init__, since this module uses the builtin int).
+int32 = int16 = int8 = uint8 = short = dtype.int64
+
 promote_types = _C.promote_types
 result_type = _C.result_type
-manual_seed = _C.manual_seed
-initial_seed = _C.initial_seed
+_DEFAULT_DTYPE = [float32]
 
 _NP_OF = {dtype.bool: _np.bool_, dtype.int64: _np.int64, dtype.float16: _np.float16,
           dtype.float32: _np.float32, dtype.float64: _np.float64}
@@ -49,8 +53,27 @@ def _dtype_arg(d, op):
 
 
 def get_default_dtype():
-    """The dtype of floating tensors created from Python numbers: ``pylucid.float32``."""
-    return float32
+    """The dtype of floating tensors made from Python floats and by the float factories
+    (``pylucid.float32`` unless :func:`set_default_dtype` changed it)."""
+    return _DEFAULT_DTYPE[0]
+
+
+def set_default_dtype(d):
+    """Sets the dtype of floating tensors made from Python floats and by ``zeros``, ``rand``,
+    ``arange`` with float bounds, ... (float16, bfloat16, float32 or float64)."""
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise _C.DtypeMismatch(f"set_default_dtype: expected a floating dtype, got {d!r}")
+    _DEFAULT_DTYPE[0] = d
+
+
+def is_floating_point(input):
+    """True when ``input``'s dtype is floating (float16, bfloat16, float32, float64)."""
+    return _tensor_arg(input, "is_floating_point").dtype.is_floating_point
+
+
+def numel(input):
+    """The number of elements of ``input``."""
+    return _tensor_arg(input, "numel").numel()
 
 
 def is_tensor(obj):
@@ -88,7 +111,7 @@ def from_numpy(array) -> Tensor:
     return _C._from_numpy(array)
 
 
-def tensor(data, dtype=None, requires_grad=False) -> Tensor:
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays, tensors).
 
     Python floats become float32, ints int64, bools bool; numpy arrays keep their dtype.
@@ -99,6 +122,7 @@ def tensor(data, dtype=None, requires_grad=False) -> Tensor:
     pylucid.float32
     """
     _dtype_arg(dtype, "tensor")
+    _check_device(device, "tensor")
     if isinstance(data, Tensor):
         t = data.detach().to(dtype or data.dtype).clone()
     else:
@@ -113,7 +137,7 @@ def tensor(data, dtype=None, requires_grad=False) -> Tensor:
         if dtype is None:
             dtype = _infer_dtype(arr)
             if not from_np and arr.dtype.kind == "f":
-                dtype = float32
+                dtype = _DEFAULT_DTYPE[0]
         if dtype == bfloat16:
             t = _C._from_numpy(_np.ascontiguousarray(arr, dtype=_np.float32)).to(bfloat16)
         else:
@@ -123,8 +147,9 @@ def tensor(data, dtype=None, requires_grad=False) -> Tensor:
     return t
 
 
-def as_tensor(data, dtype=None) -> Tensor:
+def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Like :func:`tensor`, but shares memory with a numpy array or tensor when it can."""
+    _check_device(device, "as_tensor")
     if isinstance(data, Tensor):
         return data if dtype is None or dtype == data.dtype else data.to(dtype)
     if isinstance(data, _np.ndarray) and (dtype is None or _NP_OF.get(dtype) == data.dtype.type):
@@ -132,116 +157,166 @@ def as_tensor(data, dtype=None) -> Tensor:
     return tensor(data, dtype=dtype)
 
 
-def empty(*size, dtype=None, requires_grad=False) -> Tensor:
-    """An uninitialised tensor of the given shape."""
-    t = _C._empty(_shape(size), dtype)
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
+    """A tensor from ``obj`` that shares its memory when it can (``copy=True`` forces a copy,
+    ``copy=False`` refuses one)."""
+    _check_device(device, "asarray")
+    if copy:
+        t = tensor(obj, dtype=dtype)
+    else:
+        t = as_tensor(obj, dtype=dtype)
+        if copy is False and not isinstance(obj, (Tensor, _np.ndarray)):
+            raise _C.LucidError(f"asarray: copy=False but {type(obj).__name__} data must be copied")
+    return _finish(t, requires_grad)
+
+
+def _finish(t, requires_grad):
     return t.requires_grad_(True) if requires_grad else t
 
 
-def full(size, fill_value, dtype=None, requires_grad=False) -> Tensor:
-    """A tensor filled with ``fill_value`` (dtype inferred from the value when not given)."""
+def _factory_dtype(dtype, op, fallback=None):
+    """The dtype a factory makes: the one given, else ``fallback``, else the default dtype."""
+    _dtype_arg(dtype, op)
+    return dtype if dtype is not None else (fallback if fallback is not None else _DEFAULT_DTYPE[0])
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False,
+          memory_format=None, out=None) -> Tensor:
+    """An uninitialised tensor of the given shape (``empty(2, 3)`` or ``empty((2, 3))``)."""
+    _check_device(device, "empty")
+    _no_out(out, "empty")
+    return _finish(_C._empty(_shape(size), _factory_dtype(dtype, "empty")), requires_grad)
+
+
+def _no_out(out, op):
+    if out is not None:
+        raise _C.LucidError(f"{op}: out= is not supported; assign the result instead")
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+         pin_memory=False, out=None) -> Tensor:
+    """A tensor filled with ``fill_value`` (dtype inferred from the value when not given: bool,
+    int64, or the default floating dtype)."""
+    _check_device(device, "full")
+    _no_out(out, "full")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
     if dtype is None:
         dtype = (_bool_dtype if isinstance(fill_value, _builtins.bool)
-                 else int64 if isinstance(fill_value, int) else float32)
+                 else int64 if isinstance(fill_value, int) else _DEFAULT_DTYPE[0])
+    _dtype_arg(dtype, "full")
+    if not isinstance(fill_value, (int, _builtins.float)):
+        raise _C.DtypeMismatch(f"full: fill_value must be a number, got {type(fill_value).__name__}")
     t = _C._full(tuple(size) if not isinstance(size, int) else (size,), _builtins.float(fill_value), dtype)
-    return t.requires_grad_(True) if requires_grad else t
+    if dtype == int64 and isinstance(fill_value, int) and _builtins.abs(fill_value) > 2 ** 53:
+        t = _C._from_numpy(_np.full(t.shape, fill_value, dtype=_np.int64))  # exact beyond 2^53
+    return _finish(t, requires_grad)
 
 
-
-def zeros(*size, dtype=None, requires_grad=False) -> Tensor:
-    """A tensor of zeros."""
-    return full(_shape(size), 0.0, dtype=dtype or float32, requires_grad=requires_grad)
-
-
-def ones(*size, dtype=None, requires_grad=False) -> Tensor:
-    """A tensor of ones."""
-    return full(_shape(size), 1.0, dtype=dtype or float32, requires_grad=requires_grad)
+def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, out=None) -> Tensor:
+    """A tensor of zeros (``zeros(2, 3)`` or ``zeros((2, 3))``)."""
+    _check_device(device, "zeros")
+    _no_out(out, "zeros")
+    return full(_shape(size), 0.0, dtype=_factory_dtype(dtype, "zeros"), requires_grad=requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False) -> Tensor:
-    """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``.
+def ones(*size, dtype=None, device=None, requires_grad=False, layout=None, out=None) -> Tensor:
+    """A tensor of ones (``ones(2, 3)`` or ``ones((2, 3))``)."""
+    _check_device(device, "ones")
+    _no_out(out, "ones")
+    return full(_shape(size), 1.0, dtype=_factory_dtype(dtype, "ones"), requires_grad=requires_grad)
+
+
+def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, layout=None,
+           out=None) -> Tensor:
+    """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``; int64 when all three
+    are ints, else the default floating dtype.
 
     >>> arange(4).tolist()
     [0, 1, 2, 3]
     """
+    _check_device(device, "arange")
+    _no_out(out, "arange")
     if end is None:
         start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    for v in vals:
+        if not isinstance(v, (int, _builtins.float)):
+            raise _C.DtypeMismatch(f"arange: start, end and step must be numbers, got {type(v).__name__}")
     if dtype is None:
-        dtype = int64 if _builtins.all(isinstance(v, int) for v in (start, end, step)) else float32
-    t = _C._arange(_builtins.float(start), _builtins.float(end), _builtins.float(step), dtype)
-    return t.requires_grad_(True) if requires_grad else t
+        dtype = int64 if _builtins.all(isinstance(v, int) for v in vals) else _DEFAULT_DTYPE[0]
+    _dtype_arg(dtype, "arange")
+    t = _C._arange(_builtins.float(vals[0]), _builtins.float(vals[1]), _builtins.float(vals[2]), dtype)
+    return _finish(t, requires_grad)
 
 
-def linspace(start, end, steps, dtype=None, requires_grad=False) -> Tensor:
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, layout=None,
+             out=None) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    t = _C._linspace(_builtins.float(start), _builtins.float(end), int(steps), dtype or float32)
-    return t.requires_grad_(True) if requires_grad else t
+    _check_device(device, "linspace")
+    _no_out(out, "linspace")
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end)]
+    t = _C._linspace(_builtins.float(vals[0]), _builtins.float(vals[1]), _index_arg(steps, "linspace", "steps"),
+                     _factory_dtype(dtype, "linspace"))
+    return _finish(t, requires_grad)
 
 
-def rand(*size, dtype=None, requires_grad=False) -> Tensor:
-    """Uniform samples in [0, 1) from the generator seeded by :func:`manual_seed`."""
-    t = empty(*size, dtype=dtype).uniform_(0.0, 1.0)
-    return t.requires_grad_(True) if requires_grad else t
+def _index_arg(v, op, what):
+    if isinstance(v, _builtins.bool) or not isinstance(v, int):
+        if isinstance(v, Tensor) or hasattr(v, "__index__"):
+            return v.__index__()
+        raise _C.DtypeMismatch(f"{op}: {what} must be an int, got {type(v).__name__}")
+    return v
 
 
-def randn(*size, dtype=None, requires_grad=False) -> Tensor:
-    """Standard normal samples from the generator seeded by :func:`manual_seed`."""
-    t = empty(*size, dtype=dtype).normal_(0.0, 1.0)
-    return t.requires_grad_(True) if requires_grad else t
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, layout=None, out=None) -> Tensor:
+    """The ``n`` x ``m`` identity matrix (``m`` defaults to ``n``).
+
+    >>> eye(2).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    _check_device(device, "eye")
+    _no_out(out, "eye")
+    n = _index_arg(n, "eye", "n")
+    m = n if m is None else _index_arg(m, "eye", "m")
+    if n < 0 or m < 0:
+        raise _C.ShapeMismatch(f"eye: n and m must be non-negative, got n={n}, m={m}")
+    t = full((n, m), 0.0, dtype=_factory_dtype(dtype, "eye"))
+    k = _builtins.min(n, m)
+    if k:
+        t.view(-1)[:: m + 1] = 1
+    return _finish(t, requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None) -> Tensor:
-    """Integers uniform in [low, high); ``randint(high, size)`` as PyTorch also accepts."""
-    if size is None:
-        if high is None or isinstance(high, int):
-            raise _C.LucidError("randint: size is required, e.g. randint(0, 10, (3,))")
-        low, high, size = 0, low, high
-    elif high is None:
-        low, high = 0, low
-    t = _C._empty(tuple(size) if not isinstance(size, int) else (size,), dtype or int64)
-    return _C._randint_(t, int(low), int(high))
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
+               memory_format=None) -> Tensor:
+    """An uninitialised tensor with ``input``'s shape (and dtype unless given)."""
+    _tensor_arg(input, "empty_like")
+    return empty(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
-def empty_like(t, dtype=None, requires_grad=False) -> Tensor:
-    """An uninitialised tensor with ``t``'s shape (and dtype unless given)."""
-    _tensor_arg(t, "empty_like")
-    return empty(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
+               memory_format=None) -> Tensor:
+    """Zeros with ``input``'s shape (and dtype unless given)."""
+    _tensor_arg(input, "zeros_like")
+    _check_device(device, "zeros_like")
+    return full(input.shape, 0.0, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
-def zeros_like(t, dtype=None, requires_grad=False) -> Tensor:
-    """Zeros with ``t``'s shape (and dtype unless given)."""
-    _tensor_arg(t, "zeros_like")
-    return full(t.shape, 0.0, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
+              memory_format=None) -> Tensor:
+    """Ones with ``input``'s shape (and dtype unless given)."""
+    _tensor_arg(input, "ones_like")
+    _check_device(device, "ones_like")
+    return full(input.shape, 1.0, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad=False) -> Tensor:
-    """Ones with ``t``'s shape (and dtype unless given)."""
-    _tensor_arg(t, "ones_like")
-    return full(t.shape, 1.0, dtype=dtype or t.dtype, requires_grad=requires_grad)
-
-
-def full_like(t, fill_value, dtype=None, requires_grad=False) -> Tensor:
-    """``fill_value`` with ``t``'s shape (and dtype unless given)."""
-    _tensor_arg(t, "full_like")
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
-
-
-def rand_like(t, dtype=None, requires_grad=False) -> Tensor:
-    """Uniform [0, 1) samples with ``t``'s shape."""
-    _tensor_arg(t, "rand_like")
-    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
-
-
-def randn_like(t, dtype=None, requires_grad=False) -> Tensor:
-    """Standard normal samples with ``t``'s shape."""
-    _tensor_arg(t, "randn_like")
-    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
-
-
-def randint_like(t, low, high=None, dtype=None) -> Tensor:
-    """Integers in [low, high) with ``t``'s shape."""
-    _tensor_arg(t, "randint_like")
-    return randint(low, high, t.shape, dtype=dtype or int64)
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+              memory_format=None) -> Tensor:
+    """``fill_value`` with ``input``'s shape (and dtype unless given)."""
+    _tensor_arg(input, "full_like")
+    _check_device(device, "full_like")
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
 def from_dlpack(obj) -> Tensor:

@@ -15,8 +15,12 @@ __all__ = ["gelu", "linear", "relu", "sigmoid", "silu", "tanh"]
 
 
 def relu(input, inplace=False) -> Tensor:
-    """``max(input, 0)`` elementwise; ``inplace=True`` overwrites ``input`` (no autograd)."""
-    return _C.relu_(input) if inplace else _C.relu(input)
+    """``max(input, 0)`` elementwise; ``inplace=True`` overwrites ``input`` unless autograd tracks
+    it (then the result is computed out of place: pylucid cannot rewrite a recorded history; a leaf
+    that requires grad is refused, as in PyTorch)."""
+    from ._functional_act_ext import _can_write
+
+    return _C.relu_(input) if inplace and _can_write(input, "relu") else _C.relu(input)
 
 
 def gelu(input, approximate="none") -> Tensor:
@@ -27,12 +31,12 @@ def gelu(input, approximate="none") -> Tensor:
 
 def silu(input, inplace=False) -> Tensor:
     """``input * sigmoid(input)`` (swish). ``inplace=True`` writes the result into ``input``
-    and, like PyTorch, is refused on a tensor that requires grad."""
-    if not inplace or not isinstance(input, Tensor):
-        return _C.silu(input)  # a non-Tensor input gets the op's own type error
-    if input.requires_grad:
-        raise _C.LucidError("silu: inplace=True on a tensor that requires grad")
-    return input.copy_(_C.silu(input))
+    unless autograd tracks it (as :func:`relu`)."""
+    from ._functional_act_ext import _can_write
+
+    if inplace and _can_write(input, "silu"):
+        return input.copy_(_C.silu(input))
+    return _C.silu(input)  # out of place when autograd tracks input (see relu)
 
 
 def sigmoid(input) -> Tensor:

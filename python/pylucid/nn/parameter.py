@@ -26,5 +26,3 @@ class Parameter(Tensor):
 
     __str__ = __repr__
 
-    def __reduce_ex__(self, protocol):
-        raise _C.LucidError("Parameter: pickling is not supported; use pylucid.save(state_dict, path)")

@@ -186,7 +186,7 @@ class Optimizer:
     def _load_state_value(self, p, key, value, index):
         if not isinstance(value, Tensor):
             return value
-        if key == "step":
+        if key == "step" or (value.ndim == 0 and p.ndim != 0):  # scalar state: step, NAdam's mu_product
             return value.detach().clone()
         if tuple(value.shape) != tuple(p.shape):
             raise _C.ShapeMismatch(f"{type(self).__name__}.load_state_dict: state {key!r} of param {index} "

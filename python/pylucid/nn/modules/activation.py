@@ -14,7 +14,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return _C.relu_(input) if self.inplace else _C.relu(input)
+        return F.relu(input, self.inplace)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
@@ -39,8 +39,15 @@ class GELU(Module):
 class SiLU(Module):
     """``x * sigmoid(x)`` (swish)."""
 
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, input):
-        return _C.silu(input)
+        return F.silu(input, self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):

@@ -5,26 +5,35 @@ from ... import _C
 from .. import functional as F
 from ..module import Module
 
-__all__ = ["BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss"]
+__all__ = [
+    "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HingeEmbeddingLoss", "HuberLoss",
+    "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss", "NLLLoss", "SmoothL1Loss", "SoftMarginLoss",
+    "TripletMarginLoss",
+]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
 
 class _Loss(Module):
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        if reduction not in _REDUCTIONS:
-            raise _C.LucidError(f"{type(self).__name__}: reduction must be one of 'none', 'mean', 'sum', "
-                                f"got {reduction!r}")
-        self.reduction = reduction
+    """Base of the losses: holds ``reduction`` (the deprecated ``size_average``/``reduce`` flags
+    map onto it as in PyTorch). Like PyTorch's, a loss prints no options in its repr."""
 
-    def extra_repr(self):
-        return f"reduction={self.reduction!r}" if self.reduction != "mean" else ""
+    _reductions: tuple[str, ...] = _REDUCTIONS
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        from .._functional_loss_ext import _legacy_reduction
+
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+        if reduction not in self._reductions:
+            raise _C.LucidError(f"{type(self).__name__}: reduction must be one of "
+                                f"{', '.join(repr(r) for r in self._reductions)}, got {reduction!r}")
+        self.reduction = reduction
 
 
 class _WeightedLoss(_Loss):
-    def __init__(self, weight=None, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
 
@@ -38,8 +47,9 @@ class CrossEntropyLoss(_WeightedLoss):
     1.3863
     """
 
-    def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-        super().__init__(weight, reduction)
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                 label_smoothing=0.0):
+        super().__init__(weight, size_average, reduce, reduction)
         if not 0.0 <= label_smoothing <= 1.0:
             raise _C.LucidError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}")
         self.ignore_index = ignore_index
@@ -49,20 +59,12 @@ class CrossEntropyLoss(_WeightedLoss):
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
-    def extra_repr(self):
-        parts = [super().extra_repr()]
-        if self.ignore_index != -100:
-            parts.append(f"ignore_index={self.ignore_index}")
-        if self.label_smoothing:
-            parts.append(f"label_smoothing={self.label_smoothing}")
-        return ", ".join(p for p in parts if p)
-
 
 class NLLLoss(_WeightedLoss):
     """Negative log likelihood of class indices ``target`` under log-probabilities ``input``."""
 
-    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
-        super().__init__(weight, reduction)
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
@@ -88,11 +90,106 @@ class BCEWithLogitsLoss(_Loss):
     """Binary cross entropy on logits, computed stably; ``pos_weight`` scales the positive term
     per class."""
 
-    def __init__(self, weight=None, reduction="mean", pos_weight=None):
-        super().__init__(reduction)
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):
         return F.binary_cross_entropy_with_logits(input, target, weight=self.weight, reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
+
+
+class SmoothL1Loss(_Loss):
+    """``0.5 d^2 / beta`` below ``beta``, ``|d| - 0.5 beta`` above (``d = input - target``)."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """``0.5 d^2`` up to ``delta``, ``delta (|d| - 0.5 delta)`` beyond."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class BCELoss(_WeightedLoss):
+    """Binary cross entropy of probabilities ``input`` against ``target`` (logs clamped at -100)."""
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class KLDivLoss(_Loss):
+    """KL divergence of ``target`` from log-probabilities ``input``; use ``reduction='batchmean'``
+    for the true KL per sample."""
+
+    _reductions = _REDUCTIONS + ("batchmean",)
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class MarginRankingLoss(_Loss):
+    """``max(0, -y (x1 - x2) + margin)``."""
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """``1 - cos(x1, x2)`` for ``y = 1``, ``max(0, cos(x1, x2) - margin)`` for ``y = -1``."""
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """``log(1 + exp(-y x))``."""
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``x`` for ``y = 1``, ``max(0, margin - x)`` for ``y = -1``."""
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """``max(0, d(a, p) - d(a, n) + margin)`` with the pairwise p-norm distance."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+                                     swap=self.swap, reduction=self.reduction)

@@ -6,3 +6,4 @@ from .dropout import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
+from .activation_ext import *  # noqa: F401,F403

@@ -1,0 +1,176 @@
+"""Random sampling: pylucid.Generator draws PyTorch's CPU stream, so seeded programs give PyTorch's
+numbers (rand, randn in both of PyTorch's samplers, randint, randperm, bernoulli, dropout,
+multinomial with and without replacement, nn.Linear's initialisation); generator= is honoured
+everywhere; bad arguments raise typed errors and leave tensors intact."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import pylucid
+
+torch = None
+try:
+    import torch  # noqa: F811
+except ImportError:  # pragma: no cover
+    pass
+
+needs_torch = pytest.mark.skipif(torch is None, reason="needs torch")
+
+
+def _same(ours, theirs, atol=0.0):
+    np.testing.assert_allclose(np.asarray(ours.detach().float() if ours.dtype == pylucid.bfloat16 else ours.detach()),
+                               theirs.detach().float().numpy() if theirs.dtype == torch.bfloat16 else theirs.detach().numpy(),
+                               atol=atol, rtol=0)
+
+
+@needs_torch
+@pytest.mark.parametrize("seed", [0, 1234, 2**40 + 7])
+def test_rand_randn_randint_match_torch(seed):
+    """Guards against the generator, the float/double uniform transforms or either of PyTorch's
+    normal samplers (blocked for >= 16 contiguous elements, cached per-element otherwise) drifting."""
+    pylucid.manual_seed(seed)
+    torch.manual_seed(seed)
+    _same(pylucid.rand(7, 3), torch.rand(7, 3))
+    _same(pylucid.rand(5, dtype=pylucid.float64), torch.rand(5, dtype=torch.float64))
+    _same(pylucid.randn(37), torch.randn(37), atol=2e-6)      # blocked sampler with a ragged tail
+    _same(pylucid.randn(3), torch.randn(3))                   # per-element sampler, cache
+    _same(pylucid.randn(1), torch.randn(1))                   # the cached sine value
+    _same(pylucid.randn(20, dtype=pylucid.float64), torch.randn(20, dtype=torch.float64), atol=1e-12)
+    _same(pylucid.randint(0, 10, (9,)), torch.randint(0, 10, (9,)))
+    _same(pylucid.randint(-3, 2**40, (4,)), torch.randint(-3, 2**40, (4,)))
+    _same(pylucid.randperm(50), torch.randperm(50))
+    _same(pylucid.empty(3, 4).uniform_(-2, 5), torch.empty(3, 4).uniform_(-2, 5))
+    _same(pylucid.empty(4, 5).t().normal_(1.0, 2.0), torch.empty(4, 5).t().normal_(1.0, 2.0), atol=1e-6)
+    _same(pylucid.empty(6, dtype=pylucid.int64).random_(), torch.empty(6, dtype=torch.int64).random_())
+    _same(pylucid.empty(100).bernoulli_(0.3), torch.empty(100).bernoulli_(0.3))
+    _same(pylucid.empty(10).exponential_(2.0), torch.empty(10).exponential_(2.0), atol=1e-6)
+    p = np.linspace(0.0, 1.0, 12, dtype=np.float32)
+    _same(pylucid.bernoulli(pylucid.tensor(p)), torch.bernoulli(torch.tensor(p)))
+
+
+@needs_torch
+def test_multinomial_matches_torch():
+    """Guards against the two samplers (exponential race for no replacement or one sample,
+    cumulative search with replacement) drawing in another order than PyTorch's."""
+    w = np.random.default_rng(0).random((4, 30)).astype(np.float32)
+    w[1, :5] = 0
+    for replacement, n in [(False, 1), (False, 7), (True, 1), (True, 40)]:
+        pylucid.manual_seed(11)
+        torch.manual_seed(11)
+        ours = pylucid.multinomial(pylucid.tensor(w), n, replacement=replacement)
+        theirs = torch.multinomial(torch.tensor(w), n, replacement=replacement)
+        assert ours.dtype == pylucid.int64 and ours.shape == tuple(theirs.shape)
+        assert ours.tolist() == theirs.tolist(), (replacement, n)
+    g, tg = pylucid.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    assert pylucid.tensor(w[0]).multinomial(5, generator=g).tolist() == \
+        torch.tensor(w[0]).multinomial(5, generator=tg).tolist()
+
+
+@needs_torch
+def test_seeded_modules_and_dropout_match_torch():
+    """Guards against nn.Linear's initialisation or dropout masks differing from PyTorch's for the
+    same seed (the numbers a seeded toy program prints)."""
+    pylucid.manual_seed(0)
+    torch.manual_seed(0)
+    ours, theirs = pylucid.nn.Linear(5, 3), torch.nn.Linear(5, 3)
+    _same(ours.weight, theirs.weight)
+    _same(ours.bias, theirs.bias)
+    x = np.ones((4, 8), np.float32)
+    _same(pylucid.nn.functional.dropout(pylucid.tensor(x), 0.4), torch.nn.functional.dropout(torch.tensor(x), 0.4),
+          atol=1e-6)
+
+
+def test_generators_are_independent_and_reproducible():
+    """Guards against generator= being ignored (drawing from the global stream) or state leaking."""
+    g1, g2 = pylucid.Generator().manual_seed(5), pylucid.Generator().manual_seed(5)
+    pylucid.manual_seed(0)
+    a = pylucid.rand(4, generator=g1)
+    pylucid.rand(10)
+    assert a.tolist() == pylucid.rand(4, generator=g2).tolist()
+    state = g1.get_state()
+    b = pylucid.randn(3, generator=g1)
+    g1.set_state(state)
+    assert pylucid.randn(3, generator=g1).tolist() == b.tolist()
+    assert g1.initial_seed() == 5 and pylucid.Generator().initial_seed() == 67280421310721
+    assert pylucid.manual_seed(9) is pylucid.default_generator and pylucid.initial_seed() == 9
+    s = pylucid.get_rng_state()
+    x = pylucid.rand(2)
+    pylucid.set_rng_state(s)
+    assert pylucid.rand(2).tolist() == x.tolist()
+    for f in (lambda g: pylucid.randn(2, generator=g), lambda g: pylucid.randint(0, 5, (3,), generator=g),
+              lambda g: pylucid.randperm(6, generator=g), lambda g: pylucid.normal(0.0, 1.0, (2,), generator=g),
+              lambda g: pylucid.bernoulli(pylucid.full((4,), 0.5), generator=g),
+              lambda g: pylucid.multinomial(pylucid.ones(6), 2, generator=g)):
+        assert f(pylucid.Generator().manual_seed(1)).tolist() == f(pylucid.Generator().manual_seed(1)).tolist()
+
+
+def test_sampler_statistics():
+    """Guards against biased samplers: frequencies and moments within a few standard errors."""
+    p = pylucid.tensor([0.1, 0.2, 0.3, 0.4])
+    counts = np.bincount(pylucid.multinomial(p, 20000, replacement=True).numpy(), minlength=4) / 20000
+    np.testing.assert_allclose(counts, [0.1, 0.2, 0.3, 0.4], atol=0.02)
+    first = np.bincount(pylucid.multinomial(p.expand(5000, 4).contiguous(), 1).numpy().ravel(), minlength=4) / 5000
+    np.testing.assert_allclose(first, [0.1, 0.2, 0.3, 0.4], atol=0.03)
+    draws = pylucid.multinomial(pylucid.ones(200, 6), 6).numpy()
+    assert (np.sort(draws, axis=1) == np.arange(6)).all()  # without replacement: a permutation
+    z = pylucid.randn(20000).numpy()
+    assert abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
+    assert sorted(pylucid.randperm(100).tolist()) == list(range(100))
+    b = pylucid.bernoulli(pylucid.full((10000,), 0.25)).numpy()
+    assert abs(b.mean() - 0.25) < 0.02
+    nrm = pylucid.normal(pylucid.tensor([0.0, 10.0]).expand(5000, 2), 2.0).numpy()
+    np.testing.assert_allclose(nrm.mean(0), [0, 10], atol=0.15)
+
+
+@pytest.mark.parametrize("call, exc", [
+    (lambda: pylucid.multinomial(pylucid.tensor([0.5, -0.1]), 1), ValueError),
+    (lambda: pylucid.multinomial(pylucid.tensor([0.0, 0.0]), 1), ValueError),
+    (lambda: pylucid.multinomial(pylucid.tensor([0.5, float("nan")]), 1), ValueError),
+    (lambda: pylucid.multinomial(pylucid.ones(3), 4), ValueError),
+    (lambda: pylucid.multinomial(pylucid.ones(3), 0), ValueError),
+    (lambda: pylucid.multinomial(pylucid.ones(2, 2, 2), 1), ValueError),
+    (lambda: pylucid.multinomial(pylucid.tensor([1, 2]), 1), TypeError),
+    (lambda: pylucid.multinomial(pylucid.ones(3), 1.5), TypeError),
+    (lambda: pylucid.rand(2, generator="g"), TypeError),
+    (lambda: pylucid.randperm(-1), ValueError),
+    (lambda: pylucid.bernoulli(pylucid.tensor([1.5])), ValueError),
+    (lambda: pylucid.empty(2, dtype=pylucid.int64).normal_(), TypeError),
+    (lambda: pylucid.empty(2).normal_(0, -1), ValueError),
+    (lambda: pylucid.empty(2).uniform_(1, 0), ValueError),
+    (lambda: pylucid.randint(5, 5, (2,)), ValueError),
+    (lambda: pylucid.Generator(device="cuda"), RuntimeError),
+    (lambda: pylucid.Generator().set_state(pylucid.zeros(3, dtype=pylucid.int64)), RuntimeError),
+    (lambda: pylucid.manual_seed(2**64), RuntimeError),
+    (lambda: pylucid.manual_seed("1"), TypeError),
+])
+def test_bad_arguments_raise_typed_errors(call, exc):
+    """Guards against invalid distributions or arguments crashing, or passing silently."""
+    with pytest.raises(exc) as info:
+        call()
+    assert isinstance(info.value, pylucid.LucidError)
+
+
+def test_failed_fill_leaves_tensor_intact():
+    """Guards against a refused fill having already written part of the tensor."""
+    t = pylucid.ones(3)
+    v = t._version
+    with pytest.raises(ValueError):
+        t.uniform_(2, 1)
+    assert t.tolist() == [1, 1, 1] and t._version == v
+    w = pylucid.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError):
+        w.normal_()
+
+
+def test_fills_keep_layout_and_generator_pickles_state():
+    """Guards against a strided fill writing outside its view."""
+    base = pylucid.zeros(4, 6)
+    view = base[:, ::2]
+    view.uniform_()
+    assert (base[:, 1::2] == 0).all() and ((view > 0) | (view == 0)).all()
+    g = pylucid.Generator().manual_seed(4)
+    g2 = pylucid.Generator().set_state(copy.deepcopy(g.get_state()))
+    assert pylucid.rand(3, generator=g).tolist() == pylucid.rand(3, generator=g2).tolist()
+    assert pickle.loads(pickle.dumps(g.get_state())).shape == g.get_state().shape
