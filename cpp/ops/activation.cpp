@@ -5,6 +5,7 @@
 #include "core/autocast.h"
 #include "kernels/cpu/vmath.h"
 #include "ops/binary.h"
+#include "ops/elementwise_double.h"
 #include "ops/op_utils.h"
 
 namespace lucid {
@@ -42,31 +43,44 @@ struct LeakyReluOp : OpBase {
   static constexpr const char *kName = "leaky_relu", *kNode = "LeakyReluBackward";
   template <class A> A f(A x) const { return x > A(0) ? x : x * A(a); }
   template <class A> A df(A g, A x) const { return x > A(0) ? g : g * A(a); }
+  template <class A> A ddf(A, A) const { return A(0); }
 };
 struct EluOp : OpBase {  // a = alpha, b = scale (1 for elu, SELU's constant for selu)
   static constexpr const char *kName = "elu", *kNode = "EluBackward";
   template <class A> A f(A x) const { return A(b) * (x > A(0) ? x : A(a) * (vexp(x) - A(1))); }
   template <class A> A df(A g, A x) const { return x > A(0) ? g * A(b) : g * A(b) * A(a) * vexp(x); }
+  template <class A> A ddf(A g, A x) const { return x > A(0) ? A(0) : g * A(b) * A(a) * vexp(x); }
 };
 struct CeluOp : OpBase {  // a = alpha
   static constexpr const char *kName = "celu", *kNode = "CeluBackward";
   template <class A> A f(A x) const { return x > A(0) ? x : A(a) * (vexp(x / A(a)) - A(1)); }
   template <class A> A df(A g, A x) const { return x > A(0) ? g : g * vexp(x / A(a)); }
+  template <class A> A ddf(A g, A x) const { return x > A(0) ? A(0) : g * vexp(x / A(a)) / A(a); }
 };
 struct SoftplusOp : OpBase {  // a = beta, b = threshold
   static constexpr const char *kName = "softplus", *kNode = "SoftplusBackward";
   template <class A> A f(A x) const { return x * A(a) > A(b) ? x : softplus1(x * A(a)) / A(a); }
   template <class A> A df(A g, A x) const { return x * A(a) > A(b) ? g : g * vsigmoid(x * A(a)); }
+  template <class A> A ddf(A g, A x) const {
+    if (x * A(a) > A(b)) return A(0);
+    A s = vsigmoid(x * A(a));
+    return g * A(a) * s * (A(1) - s);
+  }
 };
 struct LogSigmoidOp : OpBase {
   static constexpr const char *kName = "logsigmoid", *kNode = "LogSigmoidBackward";
   template <class A> A f(A x) const { return -softplus1(-x); }
   template <class A> A df(A g, A x) const { return g * vsigmoid(-x); }
+  template <class A> A ddf(A g, A x) const {
+    A s = vsigmoid(-x);
+    return -g * s * (A(1) - s);
+  }
 };
 struct HardtanhOp : OpBase {  // a = min_val, b = max_val
   static constexpr const char *kName = "hardtanh", *kNode = "HardtanhBackward";
   template <class A> A f(A x) const { return x < A(a) ? A(a) : x > A(b) ? A(b) : x; }  // NaN passes
   template <class A> A df(A g, A x) const { return (x > A(a) && x < A(b)) ? g : A(0); }
+  template <class A> A ddf(A, A) const { return A(0); }
 };
 struct MishOp : OpBase {
   static constexpr const char *kName = "mish", *kNode = "MishBackward";
@@ -75,11 +89,16 @@ struct MishOp : OpBase {
     A t = vtanh(softplus1(x));
     return g * (t + x * vsigmoid(x) * (A(1) - t * t));
   }
+  template <class A> A ddf(A g, A x) const {
+    A t = vtanh(softplus1(x)), s = vsigmoid(x);
+    return g * (A(1) - t * t) * s * (A(2) + x * (A(1) - s) - A(2) * x * t * s);
+  }
 };
 struct HardsigmoidOp : OpBase {
   static constexpr const char *kName = "hardsigmoid", *kNode = "HardsigmoidBackward";
   template <class A> A f(A x) const { return x <= A(-3) ? A(0) : x >= A(3) ? A(1) : x / A(6) + A(0.5); }
   template <class A> A df(A g, A x) const { return (x > A(-3) && x < A(3)) ? g / A(6) : A(0); }
+  template <class A> A ddf(A, A) const { return A(0); }
 };
 struct HardswishOp : OpBase {
   static constexpr const char *kName = "hardswish", *kNode = "HardswishBackward";
@@ -87,6 +106,7 @@ struct HardswishOp : OpBase {
   template <class A> A df(A g, A x) const {
     return x < A(-3) ? A(0) : x <= A(3) ? g * (x / A(3) + A(0.5)) : g;
   }
+  template <class A> A ddf(A g, A x) const { return (x >= A(-3) && x <= A(3)) ? g / A(3) : A(0); }
 };
 struct SoftsignOp : OpBase {
   static constexpr const char *kName = "softsign", *kNode = "SoftsignBackward";
@@ -94,6 +114,10 @@ struct SoftsignOp : OpBase {
   template <class A> A df(A g, A x) const {
     A d = A(1) + std::fabs(x);
     return g / (d * d);
+  }
+  template <class A> A ddf(A g, A x) const {
+    A d = A(1) + std::fabs(x);
+    return A(-2) * g * (x > A(0) ? A(1) : x < A(0) ? A(-1) : A(0)) / (d * d * d);
   }
 };
 struct TanhshrinkOp : OpBase {
@@ -103,21 +127,28 @@ struct TanhshrinkOp : OpBase {
     A t = vtanh(x);
     return g * t * t;
   }
+  template <class A> A ddf(A g, A x) const {
+    A t = vtanh(x);
+    return A(2) * g * t * (A(1) - t * t);
+  }
 };
 struct ThresholdOp : OpBase {  // a = threshold, b = value
   static constexpr const char *kName = "threshold", *kNode = "ThresholdBackward";
   template <class A> A f(A x) const { return x > A(a) ? x : A(b); }
   template <class A> A df(A g, A x) const { return x > A(a) ? g : A(0); }
+  template <class A> A ddf(A, A) const { return A(0); }
 };
 struct HardshrinkOp : OpBase {  // a = lambd
   static constexpr const char *kName = "hardshrink", *kNode = "HardshrinkBackward";
   template <class A> A f(A x) const { return (x >= -A(a) && x <= A(a)) ? A(0) : x; }
   template <class A> A df(A g, A x) const { return (x >= -A(a) && x <= A(a)) ? A(0) : g; }
+  template <class A> A ddf(A, A) const { return A(0); }
 };
 struct SoftshrinkOp : OpBase {  // a = lambd
   static constexpr const char *kName = "softshrink", *kNode = "SoftshrinkBackward";
   template <class A> A f(A x) const { return x > A(a) ? x - A(a) : x < -A(a) ? x + A(a) : A(0); }
   template <class A> A df(A g, A x) const { return (x >= -A(a) && x <= A(a)) ? A(0) : g; }
+  template <class A> A ddf(A, A) const { return A(0); }
 };
 
 template <class Op>
@@ -143,12 +174,24 @@ struct ActivationBackward : FuncOp<ActivationBackward<Op>, 1> {
     });
     return {cast_raw(out, in_dtype)};
   }
+  // create_graph: the fused first-order values plus an ElementwiseBackwardBackward node.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    std::vector<TensorImplPtr> r;
+    {
+      NoGradGuard no_grad;
+      r = apply(g);
+    }
+    record_elementwise_double(r[0], g, this->saved_[0], this->saved_[0], op, Op::kNode);
+    return r;
+  }
 };
 
 #define LUCID_ACT_SCHEMA(Op, op_name)                                          \
   template <>                                                                  \
   const OpSchema& ActivationBackward<Op>::schema_v1 = register_schema(         \
-      {.name = op_name, .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+      {.name = op_name, .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true}); \
+  template <>                                                                  \
+  const OpSchema& ElementwiseBackwardBackward<Op>::schema_v1 = ActivationBackward<Op>::schema_v1;
 LUCID_ACT_SCHEMA(LeakyReluOp, "leaky_relu")
 LUCID_ACT_SCHEMA(EluOp, "elu")
 LUCID_ACT_SCHEMA(CeluOp, "celu")

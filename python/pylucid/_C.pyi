@@ -724,7 +724,7 @@ class Tensor:
     def register_hook(self, hook):
         """
         Registers ``hook(grad) -> Tensor or None``, called with this tensor's gradient each time it
-            is computed; a returned Tensor replaces the gradient. Returns a :class:`RemovableHandle`.
+            is computed; a returned Tensor replaces the gradient. Returns a ``RemovableHandle``.
         
             >>> import pylucid
             >>> x = pylucid.tensor([1.0, 2.0], requires_grad=True)
@@ -1164,12 +1164,12 @@ class Node:
         """
         Registers ``fn(grad_inputs, grad_outputs) -> tuple or None``, called after this node ran
             (``grad_inputs``: one gradient per input of the forward op, ``grad_outputs``: the node's
-            incoming gradient); a returned tuple replaces ``grad_inputs``. Returns a :class:`RemovableHandle`.
+            incoming gradient); a returned tuple replaces ``grad_inputs``. Returns a ``RemovableHandle``.
         """
     def register_prehook(self, fn):
         """
         Registers ``fn(grad_outputs) -> tuple or None``, called before this node runs; a returned
-            tuple replaces ``grad_outputs``. Returns a :class:`RemovableHandle`.
+            tuple replaces ``grad_outputs``. Returns a ``RemovableHandle``.
         """
     @property
     def next_functions(self) -> tuple:

@@ -19,13 +19,13 @@ class FunctionCtx:
 
     def __init__(self, fn_name):
         self._fn_name = fn_name
-        self._saved = None
-        self._saved_versions = None
+        self._saved: tuple = ()
+        self._saved_versions: tuple = ()
         self._released = False
         self._non_differentiable = set()
         self._dirty = set()
         self._materialize_grads = True
-        self.needs_input_grad = ()
+        self.needs_input_grad: tuple = ()
 
     def save_for_backward(self, *tensors):
         """Saves tensors (or None) for ``backward``; read them back as ``ctx.saved_tensors``.
@@ -45,8 +45,6 @@ class FunctionCtx:
             raise _C.LucidError(f"{self._fn_name}: trying to backward through the graph a second time (or to "
                                 "access saved tensors after they have already been freed); pass "
                                 "retain_graph=True to the first backward")
-        if self._saved is None:
-            return ()
         for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
             if t is not None and t._version != v:
                 raise _C.LucidError(f"{self._fn_name}: saved tensor {i} (shape {list(t.shape)}) was modified by an "
@@ -157,7 +155,7 @@ class Function(metaclass=_FunctionMeta):
             if id(outs[i]) in in_ids:
                 outs[i] = _alias(outs[i])
         meta = [(o.shape, o.dtype) for o in outs]
-        in_meta = [(a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args]
+        in_meta: list = [(a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args]
 
         def run_backward(output_nr, grad):
             grads = []
@@ -174,7 +172,7 @@ class Function(metaclass=_FunctionMeta):
             if len(res) < len(args) or any(r is not None for r in res[len(args):]):
                 raise _C.LucidError(f"{name}.backward: returned {len(res)} gradients, expected {len(args)} "
                                     f"(one per forward input)")
-            checked = []
+            checked: list = []
             for j, (a, r) in enumerate(zip(args, res)):
                 if not ctx.needs_input_grad[j] or r is None:
                     checked.append(None)
@@ -199,7 +197,7 @@ class Function(metaclass=_FunctionMeta):
 
         def release():
             ctx._released = True
-            ctx._saved = None
+            ctx._saved = ()
 
         inputs = [a if isinstance(a, Tensor) and ctx.needs_input_grad[i] else None for i, a in enumerate(args)]
         _C._make_function_nodes(cls._backward_name, inputs, [outs[i] for i in diff_idx], run_backward, release)

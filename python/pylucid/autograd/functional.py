@@ -101,6 +101,7 @@ def _prepare(inputs, create_graph):
 
 def _grad_or_zeros(outputs, inputs, grad_outputs, create_graph, strict, fname, what):
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    res: list = []
     if not pairs:
         res = [None] * len(inputs)
     else:
@@ -177,12 +178,11 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         us = tuple(_C._full(o.shape, 0.0, o.dtype).requires_grad_(True) for o in outs)
         gu = _grad_or_zeros(outs, ins, us, True, strict, "jvp", "jvp")
         pairs = [(g, vv) for g, vv in zip(gu, vs) if g.requires_grad]
+        got: list = [None] * len(us)
         if pairs:
-            res = list(grad([g for g, _ in pairs], list(us), [vv for _, vv in pairs],
+            got = list(grad([g for g, _ in pairs], list(us), [vv for _, vv in pairs],
                             retain_graph=True, create_graph=create_graph, allow_unused=True))
-        else:
-            res = [None] * len(us)
-        res = tuple(r if r is not None else _C._full(o.shape, 0.0, o.dtype) for r, o in zip(res, outs))
+        res = tuple(r if r is not None else _C._full(o.shape, 0.0, o.dtype) for r, o in zip(got, outs))
     return _pack(is_out_tuple, _detach_all(outs, create_graph)), _pack(is_out_tuple, _detach_all(res, create_graph))
 
 
@@ -199,7 +199,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         is_out_tuple, outs = _tuple_in(out, "output", "jacobian")
         jac = []
         for oi, o in enumerate(outs):
-            rows = [[] for _ in ins]
+            rows: list = [[] for _ in ins]
             for k in range(o.numel()):
                 if o.requires_grad:
                     seed = _np.zeros(o.numel(), dtype=_np.float64)
@@ -264,10 +264,9 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         gs = _grad_or_zeros((out,), ins, (_C._full(out.shape, 1.0, out.dtype),), True, strict, "vhp", "vhp")
         pairs = [(g, vv) for g, vv in zip(gs, vs) if g.requires_grad]
         if pairs:
-            dot = None
-            for g, vv in pairs:
-                term = (g * vv).sum()
-                dot = term if dot is None else dot + term
+            dot = (pairs[0][0] * pairs[0][1]).sum()
+            for g, vv in pairs[1:]:
+                dot = dot + (g * vv).sum()
             res = _grad_or_zeros((dot,), ins, (_C._full(dot.shape, 1.0, dot.dtype),), create_graph, strict,
                                  "vhp", "vhp")
         else:

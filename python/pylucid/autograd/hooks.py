@@ -1,5 +1,5 @@
 """Hooks on tensors and backward nodes: ``Tensor.register_hook``, ``Node.register_hook`` and
-``Node.register_prehook``, each returning a :class:`RemovableHandle`."""
+``Node.register_prehook``, each returning a ``RemovableHandle``."""
 from .. import _C
 from .._C import Tensor
 
@@ -29,7 +29,7 @@ class RemovableHandle:
 
 def _tensor_register_hook(self, hook):
     """Registers ``hook(grad) -> Tensor or None``, called with this tensor's gradient each time it
-    is computed; a returned Tensor replaces the gradient. Returns a :class:`RemovableHandle`.
+    is computed; a returned Tensor replaces the gradient. Returns a ``RemovableHandle``.
 
     >>> import pylucid
     >>> x = pylucid.tensor([1.0, 2.0], requires_grad=True)
@@ -48,7 +48,7 @@ def _tensor_register_hook(self, hook):
 def _node_register_hook(self, fn):
     """Registers ``fn(grad_inputs, grad_outputs) -> tuple or None``, called after this node ran
     (``grad_inputs``: one gradient per input of the forward op, ``grad_outputs``: the node's
-    incoming gradient); a returned tuple replaces ``grad_inputs``. Returns a :class:`RemovableHandle`."""
+    incoming gradient); a returned tuple replaces ``grad_inputs``. Returns a ``RemovableHandle``."""
     if not callable(fn):
         raise _C.DtypeMismatch(f"register_hook: hook must be callable, got {type(fn).__name__}")
     hid = _C._add_node_hook(self, fn)
@@ -57,13 +57,13 @@ def _node_register_hook(self, fn):
 
 def _node_register_prehook(self, fn):
     """Registers ``fn(grad_outputs) -> tuple or None``, called before this node runs; a returned
-    tuple replaces ``grad_outputs``. Returns a :class:`RemovableHandle`."""
+    tuple replaces ``grad_outputs``. Returns a ``RemovableHandle``."""
     if not callable(fn):
         raise _C.DtypeMismatch(f"register_prehook: hook must be callable, got {type(fn).__name__}")
     hid = _C._add_node_prehook(self, fn)
     return RemovableHandle(lambda: _C._remove_node_hook(self, hid))
 
 
-Tensor.register_hook = _tensor_register_hook
-_C.Node.register_hook = _node_register_hook
-_C.Node.register_prehook = _node_register_prehook
+setattr(Tensor, "register_hook", _tensor_register_hook)
+setattr(_C.Node, "register_hook", _node_register_hook)
+setattr(_C.Node, "register_prehook", _node_register_prehook)
