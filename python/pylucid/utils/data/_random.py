@@ -13,7 +13,7 @@ def _uniform(n, generator):
         return np.zeros(0)
     if generator is not None:
         try:
-            return pylucid.rand(n, generator=generator, dtype=pylucid.float64).numpy()  # type: ignore[call-arg]
+            return pylucid.rand(n, generator=generator, dtype=pylucid.float64).numpy()
         except TypeError:
             if not hasattr(generator, "manual_seed"):
                 raise _C.DtypeMismatch(f"generator must be a pylucid.Generator, got {type(generator).__name__}") \
