@@ -161,12 +161,26 @@ LUCID_BINDING(ops_math, 10) {
                       ">>> import pylucid\n>>> pylucid.tensor([-1.0, 2.0]).relu().tolist()\n[0.0, 2.0]"},
       {"sign", &sign, "-1, 0 or 1 by the sign of input (0 for NaN); records no gradient."},
       {"isnan", &isnan, "Bool tensor: True where input is NaN."},
-      {"isfinite", &isfinite, "Bool tensor: True where input is neither inf nor NaN."}};
+      {"isfinite", &isfinite, "Bool tensor: True where input is neither inf nor NaN."},
+      {"log1p", &log1p, "log(1 + input), accurate for small input (integers promote to float32)."},
+      {"expm1", &expm1, "exp(input) - 1, accurate for small input (integers promote to float32)."},
+      {"erf", &erf, "The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt (integers promote to float32)."},
+      {"floor", &floor, "Largest integer <= input, in input's dtype (integers pass through); zero gradient."},
+      {"ceil", &ceil, "Smallest integer >= input, in input's dtype (integers pass through); zero gradient."},
+      {"trunc", &trunc, "input rounded toward zero, in input's dtype (integers pass through); zero gradient."},
+      {"fix", &trunc, "Alias of trunc."}};
   for (const auto& u : unary) {
     auto fn = u.fn;
     m.def(u.name, [fn](T x) { return fn(x); }, py::arg("input"), u.doc);
     def_method(u.name, [fn](T x) { return fn(x); }, u.doc);
   }
+  const char* round_doc =
+      "Round half to even, in input's dtype (floating inputs); decimals rounds to that many decimal places "
+      "(negative: to tens, hundreds, ...). Zero gradient.\n\n"
+      ">>> import pylucid\n>>> pylucid.round(pylucid.tensor([0.5, 1.5, 1.26]), decimals=1).tolist()[2]\n1.3";
+  auto round_fn = [](T x, int64_t decimals) { return round(x, decimals); };
+  m.def("round", round_fn, py::arg("input"), py::kw_only(), py::arg("decimals") = 0, round_doc);
+  def_method("round", round_fn, py::kw_only(), py::arg("decimals") = 0, round_doc);
   def_method("__neg__", [](T x) { return neg(x); });
   def_method("__abs__", [](T x) { return abs(x); });
   const char* relu_doc = "relu in place (no autograd: refused on a tensor that requires grad).";
