@@ -3,6 +3,7 @@
 // Module functions (re-exported by pylucid/_math_ext.py) and the matching Tensor methods.
 #include "bindings/common.h"
 #include "ops/modulo.h"
+#include "ops/scan.h"
 
 namespace lucid::bindings {
 
@@ -57,6 +58,28 @@ LUCID_BINDING(ops_ext, 12) {
           py::arg("input"), py::arg("other"), md.doc);
     def_method(name, [fn, name](T a, py::handle b) { return number_or_tensor(py::cast(a), b, fn, name); },
                py::arg("other"), md.doc);
+  }
+  struct Scan {
+    const char* name;
+    TensorImplPtr (*fn)(const TensorImplPtr&, int64_t, std::optional<DType>);
+    const char* doc;
+  };
+  const Scan scans[] = {
+      {"cumsum", &cumsum,
+       "Cumulative sum along dim: out[i] = input[0] + ... + input[i]. dtype= converts the input first; "
+       "integers and bool sum to int64. The gradient is the reversed cumulative sum of the incoming one.\n\n"
+       ">>> import pylucid\n>>> pylucid.tensor([1, 2, 3]).cumsum(0).tolist()\n[1, 3, 6]"},
+      {"cumprod", &cumprod,
+       "Cumulative product along dim: out[i] = input[0] * ... * input[i]. dtype= converts the input first; "
+       "integers and bool multiply in int64. The gradient is exact when the input holds zeros.\n\n"
+       ">>> import pylucid\n>>> pylucid.tensor([1.0, 2.0, 3.0]).cumprod(0).tolist()\n[1.0, 2.0, 6.0]"}};
+  for (const auto& sc : scans) {
+    auto fn = sc.fn;
+    auto f = [fn](T x, int64_t dim, std::optional<DType> dtype) {
+      return maybe_nogil(x->numel(), [&] { return fn(x, dim, dtype); });
+    };
+    m.def(sc.name, f, py::arg("input"), py::arg("dim"), py::kw_only(), py::arg("dtype") = py::none(), sc.doc);
+    def_method(sc.name, f, py::arg("dim"), py::kw_only(), py::arg("dtype") = py::none(), sc.doc);
   }
   def_method("__mod__", [](T a, py::handle b) { return operator_op(a, b, &remainder, false); });
   def_method("__rmod__", [](T a, py::handle b) { return operator_op(a, b, &remainder, true); });

@@ -12,7 +12,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'RMSNormBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'default_generator', 'div', 'dot', 'dtype', 'erf', 'exp', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'log1p', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'RMSNormBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cumprod', 'cumsum', 'default_generator', 'div', 'dot', 'dtype', 'erf', 'exp', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'log1p', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -357,6 +357,22 @@ class Tensor:
     def cuda(self, device = None, non_blocking = False, memory_format = None):
         """
         Raises LucidError: pylucid has no CUDA device (check ``pylucid.cuda.is_available()``).
+        """
+    def cumprod(self, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
+        """
+        Cumulative product along dim: out[i] = input[0] * ... * input[i]. dtype= converts the input first; integers and bool multiply in int64. The gradient is exact when the input holds zeros.
+        
+        >>> import pylucid
+        >>> pylucid.tensor([1.0, 2.0, 3.0]).cumprod(0).tolist()
+        [1.0, 2.0, 6.0]
+        """
+    def cumsum(self, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
+        """
+        Cumulative sum along dim: out[i] = input[0] + ... + input[i]. dtype= converts the input first; integers and bool sum to int64. The gradient is the reversed cumulative sum of the incoming one.
+        
+        >>> import pylucid
+        >>> pylucid.tensor([1, 2, 3]).cumsum(0).tolist()
+        [1, 3, 6]
         """
     def data_ptr(self) -> builtins.int:
         """
@@ -1826,6 +1842,22 @@ def clone(input: Tensor) -> Tensor:
 def cos(input: Tensor) -> Tensor:
     """
     Cosine, elementwise (integers promote to float32).
+    """
+def cumprod(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
+    """
+    Cumulative product along dim: out[i] = input[0] * ... * input[i]. dtype= converts the input first; integers and bool multiply in int64. The gradient is exact when the input holds zeros.
+    
+    >>> import pylucid
+    >>> pylucid.tensor([1.0, 2.0, 3.0]).cumprod(0).tolist()
+    [1.0, 2.0, 6.0]
+    """
+def cumsum(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
+    """
+    Cumulative sum along dim: out[i] = input[0] + ... + input[i]. dtype= converts the input first; integers and bool sum to int64. The gradient is the reversed cumulative sum of the incoming one.
+    
+    >>> import pylucid
+    >>> pylucid.tensor([1, 2, 3]).cumsum(0).tolist()
+    [1, 3, 6]
     """
 def div(input: Tensor, other: typing.Any) -> Tensor:
     ...

@@ -11,8 +11,10 @@ baddbmm, diag, trace).
 """
 from . import _C
 
-__all__ = ["remainder", "fmod", "floor_divide"]
+__all__ = ["remainder", "fmod", "floor_divide", "cumsum", "cumprod"]
 
 remainder = _C.remainder
 fmod = _C.fmod
 floor_divide = _C.floor_divide
+cumsum = _C.cumsum
+cumprod = _C.cumprod
