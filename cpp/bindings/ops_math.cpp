@@ -177,7 +177,7 @@ LUCID_BINDING(ops_math, 10) {
   const char* round_doc =
       "Round half to even, in input's dtype (floating inputs); decimals rounds to that many decimal places "
       "(negative: to tens, hundreds, ...). Zero gradient.\n\n"
-      ">>> import pylucid\n>>> pylucid.round(pylucid.tensor([0.5, 1.5, 1.26]), decimals=1).tolist()[2]\n1.3";
+      ">>> import pylucid\n>>> pylucid.round(pylucid.tensor([0.5, 1.5, 1.26], dtype=pylucid.float64), decimals=1).tolist()\n[0.5, 1.5, 1.3]\n>>> pylucid.round(pylucid.tensor([0.5, 1.5, 2.5])).tolist()\n[0.0, 2.0, 2.0]";
   auto round_fn = [](T x, int64_t decimals) { return round(x, decimals); };
   m.def("round", round_fn, py::arg("input"), py::kw_only(), py::arg("decimals") = 0, round_doc);
   def_method("round", round_fn, py::kw_only(), py::arg("decimals") = 0, round_doc);
@@ -280,7 +280,7 @@ LUCID_BINDING(ops_math, 10) {
   auto lse = [](T x, py::handle dim, bool keepdim) { return logsumexp(x, dims_arg(dim, "logsumexp"), keepdim); };
   const char* lse_doc = "log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) "
                         "with m the maximum, so large inputs do not overflow.\n\n"
-                        ">>> import pylucid\n>>> round(pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item(), 3)\n1000.693";
+                        ">>> import pylucid\n>>> print(f\"{pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item():.3f}\")\n1000.693";
   m.def("logsumexp", lse, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, lse_doc);
   def_method("logsumexp", lse, py::arg("dim") = py::none(), py::arg("keepdim") = false, lse_doc);
   auto prd = [](T x, py::handle dim, bool keepdim) { return prod(x, opt_dim(dim, "prod"), keepdim); };

@@ -615,7 +615,7 @@ class Tensor:
         log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) with m the maximum, so large inputs do not overflow.
         
         >>> import pylucid
-        >>> round(pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item(), 3)
+        >>> print(f"{pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item():.3f}")
         1000.693
         """
     def long(self):
@@ -869,8 +869,10 @@ class Tensor:
         Round half to even, in input's dtype (floating inputs); decimals rounds to that many decimal places (negative: to tens, hundreds, ...). Zero gradient.
         
         >>> import pylucid
-        >>> pylucid.round(pylucid.tensor([0.5, 1.5, 1.26]), decimals=1).tolist()[2]
-        1.3
+        >>> pylucid.round(pylucid.tensor([0.5, 1.5, 1.26], dtype=pylucid.float64), decimals=1).tolist()
+        [0.5, 1.5, 1.3]
+        >>> pylucid.round(pylucid.tensor([0.5, 1.5, 2.5])).tolist()
+        [0.0, 2.0, 2.0]
         """
     def rsqrt(self) -> Tensor:
         """
@@ -1970,7 +1972,7 @@ def logsumexp(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = Fa
     log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) with m the maximum, so large inputs do not overflow.
     
     >>> import pylucid
-    >>> round(pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item(), 3)
+    >>> print(f"{pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item():.3f}")
     1000.693
     """
 def masked_fill(input: Tensor, mask: Tensor, value: typing.Any) -> Tensor:
@@ -2086,8 +2088,10 @@ def round(input: Tensor, *, decimals: typing.SupportsInt | typing.SupportsIndex 
     Round half to even, in input's dtype (floating inputs); decimals rounds to that many decimal places (negative: to tens, hundreds, ...). Zero gradient.
     
     >>> import pylucid
-    >>> pylucid.round(pylucid.tensor([0.5, 1.5, 1.26]), decimals=1).tolist()[2]
-    1.3
+    >>> pylucid.round(pylucid.tensor([0.5, 1.5, 1.26], dtype=pylucid.float64), decimals=1).tolist()
+    [0.5, 1.5, 1.3]
+    >>> pylucid.round(pylucid.tensor([0.5, 1.5, 2.5])).tolist()
+    [0.0, 2.0, 2.0]
     """
 def rsqrt(input: Tensor) -> Tensor:
     """
