@@ -12,7 +12,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'RMSNormBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'default_generator', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'default_generator', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -476,6 +476,11 @@ class Tensor:
         """
         The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
         """
+    def int(self, memory_format = None):
+        """
+        This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
+            pylucid has one integer dtype).
+        """
     def is_contiguous(self) -> builtins.bool:
         """
         True when the elements are laid out in row-major order without gaps (size-1 dims' strides are ignored, as in PyTorch).
@@ -720,6 +725,10 @@ class Tensor:
     def random_(self, from_: typing.Any = None, to: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
         """
         Fills self in place with integers: uniform in [from, to), in [0, to) given one bound, or over [0, 2**mantissa] (floats) / [0, 2**63) (int64) given none; returns self.
+        """
+    def reciprocal(self, *args, **kwargs):
+        """
+        1 / input, elementwise; differentiable.
         """
     def register_hook(self, hook):
         """
@@ -1468,6 +1477,11 @@ class DropoutBackward(Node):
         """
         The factor 1 / (1 - p) applied to kept elements, a float (0.0 when p == 1).
         """
+class PoolBackward(Node):
+    """
+    Backward node of max/avg/adaptive pooling: the adjoint of the pooling's linear map (a scatter-add at the saved argmax indices, or the window averages spread back); its name() names the pooling (MaxPool2DWithIndicesBackward, AvgPool2DBackward, ...).
+    """
+    schema_v1: typing.ClassVar[OpSchema]
 class PadBackward(Node):
     """
     Backward node of pad: scatter-adds the gradient back through the padding's index maps.
@@ -1536,6 +1550,8 @@ def _adagrad_(params: collections.abc.Sequence[Tensor], grads: collections.abc.S
 def _adam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], max_exp_avg_sqs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, amsgrad: builtins.bool, maximize: builtins.bool, decoupled_weight_decay: builtins.bool) -> None:
     ...
 def _adamax_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_infs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, maximize: builtins.bool) -> None:
+    ...
+def _adaptive_pool(input: Tensor, kind: str, output_size: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> tuple[Tensor, typing.Any]:
     ...
 def _add_node_hook(arg0: Node, arg1: typing.Any) -> builtins.int:
     ...
@@ -1620,6 +1636,8 @@ def _nll_loss(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index
 def _normal_(arg0: Tensor, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.Any) -> Tensor:
     ...
 def _pad(input: Tensor, pad: typing.Any, mode: str, value: typing.SupportsFloat | typing.SupportsIndex, op: str) -> Tensor:
+    ...
+def _pool(input: Tensor, kind: str, kernel_size: typing.Any, stride: typing.Any, padding: typing.Any, dilation: typing.Any, ceil_mode: builtins.bool, count_include_pad: builtins.bool, divisor_override: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> tuple[Tensor, typing.Any]:
     ...
 def _radam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled_weight_decay: builtins.bool, maximize: builtins.bool) -> None:
     ...
