@@ -12,7 +12,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'RMSNormBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'default_generator', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'default_generator', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -476,6 +476,11 @@ class Tensor:
         """
         The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
         """
+    def int(self, memory_format = None):
+        """
+        This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
+            pylucid has one integer dtype).
+        """
     def is_contiguous(self) -> builtins.bool:
         """
         True when the elements are laid out in row-major order without gaps (size-1 dims' strides are ignored, as in PyTorch).
@@ -720,6 +725,10 @@ class Tensor:
     def random_(self, from_: typing.Any = None, to: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
         """
         Fills self in place with integers: uniform in [from, to), in [0, to) given one bound, or over [0, 2**mantissa] (floats) / [0, 2**63) (int64) given none; returns self.
+        """
+    def reciprocal(self, *args, **kwargs):
+        """
+        1 / input, elementwise; differentiable.
         """
     def register_hook(self, hook):
         """
@@ -1216,6 +1225,64 @@ class Generator:
         """
         Restores a state returned by get_state() and returns the generator.
         """
+class BatchNormBackward(Node):
+    """
+    Backward node of batch_norm: saves x, weight, the per-channel mean and reciprocal std (batch statistics in training, running statistics in eval); apply(grad_out) returns (dx, d_weight, d_bias).
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+    def apply(self, grad_out: Tensor) -> tuple:
+        """
+        (dx, d_weight, d_bias) for grad_out (None where not needed).
+        """
+    @property
+    def eps(self) -> builtins.float:
+        """
+        The eps added to the variance, a float.
+        """
+    @property
+    def saved_mean(self) -> Tensor:
+        """
+        Per-channel mean used to normalise, a Tensor of shape (C,); None once freed.
+        """
+    @property
+    def saved_rstd(self) -> Tensor:
+        """
+        Per-channel 1 / sqrt(var + eps), a Tensor of shape (C,); None once freed.
+        """
+    @property
+    def training(self) -> builtins.bool:
+        """
+        Whether batch statistics were used (their gradient flows into dx).
+        """
+class GroupNormBackward(Node):
+    """
+    Backward node of group_norm (and of instance_norm without running statistics): saves x, weight, the mean and reciprocal std per (sample, group); apply(grad_out) returns (dx, d_weight, d_bias).
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+    def apply(self, grad_out: Tensor) -> tuple:
+        """
+        (dx, d_weight, d_bias) for grad_out (None where not needed).
+        """
+    @property
+    def G(self) -> builtins.int:
+        """
+        Number of groups.
+        """
+    @property
+    def eps(self) -> builtins.float:
+        """
+        The eps added to the variance, a float.
+        """
+    @property
+    def saved_mean(self) -> Tensor:
+        """
+        Mean per (sample, group), a Tensor of shape (N, G); None once freed.
+        """
+    @property
+    def saved_rstd(self) -> Tensor:
+        """
+        1 / sqrt(var + eps) per (sample, group), a Tensor of shape (N, G); None once freed.
+        """
 class RMSNormBackward(Node):
     """
     Backward node of rms_norm (RMSNorm and partial RMSNorm): saves x, gamma and the per-slice reciprocal RMS; apply(grad_out) returns (dx, d_gamma) in closed form.
@@ -1278,6 +1345,11 @@ class GroupRMSNormBackward(Node):
     def G(self) -> builtins.int:
         """
         Number of channel groups (max group id + 1).
+        """
+    @property
+    def S(self) -> builtins.int:
+        """
+        Spatial positions per channel (the product of the dims after C; 1 for (B, C)).
         """
     @property
     def channel_groups(self) -> Tensor:
@@ -1468,6 +1540,11 @@ class DropoutBackward(Node):
         """
         The factor 1 / (1 - p) applied to kept elements, a float (0.0 when p == 1).
         """
+class PoolBackward(Node):
+    """
+    Backward node of max/avg/adaptive pooling: the adjoint of the pooling's linear map (a scatter-add at the saved argmax indices, or the window averages spread back); its name() names the pooling (MaxPool2DWithIndicesBackward, AvgPool2DBackward, ...).
+    """
+    schema_v1: typing.ClassVar[OpSchema]
 class PadBackward(Node):
     """
     Backward node of pad: scatter-adds the gradient back through the padding's index maps.
@@ -1537,6 +1614,8 @@ def _adam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequ
     ...
 def _adamax_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_infs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, maximize: builtins.bool) -> None:
     ...
+def _adaptive_pool(input: Tensor, kind: str, output_size: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> tuple[Tensor, typing.Any]:
+    ...
 def _add_node_hook(arg0: Node, arg1: typing.Any) -> builtins.int:
     ...
 def _add_node_prehook(arg0: Node, arg1: typing.Any) -> builtins.int:
@@ -1546,6 +1625,8 @@ def _add_tensor_hook(arg0: Tensor, arg1: typing.Any) -> builtins.int:
 def _arange(arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: _dtype) -> Tensor:
     ...
 def _autocast_state() -> tuple[builtins.bool, _dtype]:
+    ...
+def _batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None, bias: Tensor | None, training: builtins.bool, momentum: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str, pos_weight: Tensor | None) -> Tensor:
     ...
@@ -1570,6 +1651,8 @@ def _empty(arg0: typing.Any, arg1: typing.Any) -> Tensor:
 def _from_numpy(arg0: numpy.ndarray) -> Tensor:
     ...
 def _full(arg0: typing.Any, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.Any) -> Tensor:
+    ...
+def _group_norm(input: Tensor, num_groups: typing.SupportsInt | typing.SupportsIndex, weight: Tensor | None, bias: Tensor | None, eps: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _group_rms_norm(input: Tensor, channel_groups: Tensor, weight: Tensor | None, eps: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
@@ -1620,6 +1703,8 @@ def _nll_loss(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index
 def _normal_(arg0: Tensor, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.Any) -> Tensor:
     ...
 def _pad(input: Tensor, pad: typing.Any, mode: str, value: typing.SupportsFloat | typing.SupportsIndex, op: str) -> Tensor:
+    ...
+def _pool(input: Tensor, kind: str, kernel_size: typing.Any, stride: typing.Any, padding: typing.Any, dilation: typing.Any, ceil_mode: builtins.bool, count_include_pad: builtins.bool, divisor_override: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> tuple[Tensor, typing.Any]:
     ...
 def _radam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled_weight_decay: builtins.bool, maximize: builtins.bool) -> None:
     ...
