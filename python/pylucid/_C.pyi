@@ -476,6 +476,11 @@ class Tensor:
         """
         The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
         """
+    def int(self, memory_format = None):
+        """
+        This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
+            pylucid has one integer dtype).
+        """
     def is_contiguous(self) -> builtins.bool:
         """
         True when the elements are laid out in row-major order without gaps (size-1 dims' strides are ignored, as in PyTorch).
@@ -720,6 +725,10 @@ class Tensor:
     def random_(self, from_: typing.Any = None, to: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
         """
         Fills self in place with integers: uniform in [from, to), in [0, to) given one bound, or over [0, 2**mantissa] (floats) / [0, 2**63) (int64) given none; returns self.
+        """
+    def reciprocal(self, *args, **kwargs):
+        """
+        1 / input, elementwise; differentiable.
         """
     def register_hook(self, hook):
         """
