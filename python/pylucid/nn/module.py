@@ -469,7 +469,7 @@ class Module:
             self._hooks_with_kwargs.discard(hid)
             self._hooks_always_call.discard(hid)
         handle = RemovableHandle(remove)
-        handle.id = hid  # type: ignore[attr-defined]
+        handle.id = hid
         return handle
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
