@@ -1,9 +1,15 @@
 // The ops PyTorch programs reach for beyond the basic math: remainder/fmod/floor_divide (and the
 // % and // operators), cumulative sums and products, sorting and top-k, counting and searching.
 // Module functions (re-exported by pylucid/_math_ext.py) and the matching Tensor methods.
+#include <map>
+
 #include "bindings/common.h"
+#include "ops/count.h"
+#include "ops/index.h"
 #include "ops/modulo.h"
 #include "ops/scan.h"
+#include "ops/sort.h"
+#include "ops/view.h"
 
 namespace lucid::bindings {
 
@@ -28,6 +34,18 @@ py::object operator_op(T a, py::handle b, BinFn f, bool reflected) {
   auto o = to_operand(a, b);
   if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   return py::cast(reflected ? f(o, a) : f(a, o));
+}
+
+// PyTorch's torch.return_types.<name>: a named tuple (values, indices).
+py::object values_indices(const char* name, const std::pair<TensorImplPtr, TensorImplPtr>& r) {
+  static std::map<std::string, py::object>* types = new std::map<std::string, py::object>();
+  auto it = types->find(name);
+  if (it == types->end()) {
+    py::object nt = py::module_::import("collections").attr("namedtuple")(name, py::make_tuple("values", "indices"));
+    nt.attr("__module__") = "pylucid.return_types";
+    it = types->emplace(name, nt).first;
+  }
+  return it->second(r.first, r.second);
 }
 
 }  // namespace
@@ -81,6 +99,115 @@ LUCID_BINDING(ops_ext, 12) {
     m.def(sc.name, f, py::arg("input"), py::arg("dim"), py::kw_only(), py::arg("dtype") = py::none(), sc.doc);
     def_method(sc.name, f, py::arg("dim"), py::kw_only(), py::arg("dtype") = py::none(), sc.doc);
   }
+  const char* sort_doc =
+      "Sorts along dim (default -1): a named tuple (values, indices). NaN sorts above every number; the sort "
+      "is stable (equal values keep their order), stable= is accepted for PyTorch's signature. The gradient "
+      "flows back to the positions the indices name.\n\n"
+      ">>> import pylucid\n>>> pylucid.tensor([3.0, 1.0, 2.0]).sort(descending=True).indices.tolist()\n[0, 2, 1]";
+  auto sort_fn = [](T x, int64_t dim, bool descending, bool) {
+    return values_indices("sort", maybe_nogil(x->numel(), [&] { return sort(x, dim, descending); }));
+  };
+  m.def("sort", sort_fn, py::arg("input"), py::arg("dim") = -1, py::arg("descending") = false, py::kw_only(),
+        py::arg("stable") = false, sort_doc);
+  def_method("sort", sort_fn, py::arg("dim") = -1, py::arg("descending") = false, py::kw_only(),
+             py::arg("stable") = false, sort_doc);
+  const char* argsort_doc = "The indices (int64) that sort input along dim (sort's indices; stable).\n\n"
+                            ">>> import pylucid\n>>> pylucid.argsort(pylucid.tensor([3, 1, 2])).tolist()\n[1, 2, 0]";
+  auto argsort_fn = [](T x, int64_t dim, bool descending, bool) {
+    return maybe_nogil(x->numel(), [&] { return argsort(x, dim, descending); });
+  };
+  m.def("argsort", argsort_fn, py::arg("input"), py::arg("dim") = -1, py::arg("descending") = false, py::kw_only(),
+        py::arg("stable") = false, argsort_doc);
+  def_method("argsort", argsort_fn, py::arg("dim") = -1, py::arg("descending") = false, py::kw_only(),
+             py::arg("stable") = false, argsort_doc);
+  const char* topk_doc =
+      "The k largest (largest=False: smallest) elements along dim (default -1): a named tuple (values, indices), "
+      "best first. NaN counts as larger than every number. k outside [0, size] raises a ValueError. The gradient "
+      "flows back to the positions the indices name.\n\n"
+      ">>> import pylucid\n>>> pylucid.tensor([1.0, 5.0, 3.0]).topk(2).values.tolist()\n[5.0, 3.0]";
+  auto topk_fn = [](T x, py::handle k, int64_t dim, bool largest, bool) {
+    LUCID_CHECK_DTYPE(PyLong_Check(k.ptr()) || py::hasattr(k, "__index__"), "topk: k must be an int, got ",
+                      type_name(k));
+    LUCID_CHECK_DTYPE(!PyBool_Check(k.ptr()), "topk: k must be an int, got bool");
+    const int64_t kk = k.cast<int64_t>();
+    return values_indices("topk", maybe_nogil(x->numel(), [&] { return topk(x, kk, dim, largest); }));
+  };
+  m.def("topk", topk_fn, py::arg("input"), py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true,
+        py::arg("sorted") = true, topk_doc);
+  def_method("topk", topk_fn, py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true, py::arg("sorted") = true,
+             topk_doc);
+  const char* diagonal_doc =
+      "The diagonal of the (dim1, dim2) planes as a view, as the last dim: offset > 0 above the main diagonal, "
+      "< 0 below.\n\n"
+      ">>> import pylucid\n>>> pylucid.arange(9).reshape(3, 3).diagonal(1).tolist()\n[1, 5]";
+  auto diagonal_fn = [](T x, int64_t offset, int64_t dim1, int64_t dim2) { return diagonal(x, offset, dim1, dim2); };
+  m.def("diagonal", diagonal_fn, py::arg("input"), py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1,
+        diagonal_doc);
+  def_method("diagonal", diagonal_fn, py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1, diagonal_doc);
+  const char* unique_doc =
+      "The sorted distinct values of input (flattened); with return_inverse each element's index into them "
+      "(input's shape), with return_counts how often each occurs: a tensor, or a tuple when either flag is "
+      "set. NaNs are all distinct. Only dim=None is supported; sorted=False returns them sorted too.\n\n"
+      ">>> import pylucid\n>>> pylucid.unique(pylucid.tensor([3, 1, 3])).tolist()\n[1, 3]";
+  auto unique_fn = [](T x, bool, bool return_inverse, bool return_counts, py::handle dim) -> py::object {
+    LUCID_CHECK(dim.is_none(), "unique: dim= is not supported (only dim=None, over the flattened input)");
+    auto [v, inv, cnt] = maybe_nogil(x->numel(), [&] { return unique(x); });
+    if (!return_inverse && !return_counts) return py::cast(v);
+    if (return_inverse && return_counts) return py::make_tuple(v, inv, cnt);
+    return py::make_tuple(v, return_inverse ? inv : cnt);
+  };
+  m.def("unique", unique_fn, py::arg("input"), py::arg("sorted") = true, py::arg("return_inverse") = false,
+        py::arg("return_counts") = false, py::arg("dim") = py::none(), unique_doc);
+  def_method("unique", unique_fn, py::arg("sorted") = true, py::arg("return_inverse") = false,
+             py::arg("return_counts") = false, py::arg("dim") = py::none(), unique_doc);
+  const char* bincount_doc =
+      "How often each value 0..max occurs in a 1-D non-negative int64 tensor (at least minlength bins); with "
+      "weights, the sum of the weights of each value (float32 weights sum in float32, others in float64).\n\n"
+      ">>> import pylucid\n>>> pylucid.bincount(pylucid.tensor([0, 2, 2])).tolist()\n[1, 0, 2]";
+  auto bincount_fn = [](T x, const OptTensor& w, int64_t minlength) { return bincount(x, opt(w), minlength); };
+  m.def("bincount", bincount_fn, py::arg("input"), py::arg("weights") = py::none(), py::arg("minlength") = 0,
+        bincount_doc);
+  def_method("bincount", bincount_fn, py::arg("weights") = py::none(), py::arg("minlength") = 0, bincount_doc);
+  const char* histc_doc =
+      "Histogram of a floating input: bins equal bins over [min, max] (the data's range when min == max); "
+      "elements outside are ignored. Returns input's dtype.\n\n"
+      ">>> import pylucid\n>>> pylucid.histc(pylucid.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()\n"
+      "[0.0, 2.0, 1.0, 0.0]";
+  auto histc_fn = [](T x, int64_t bins, double lo, double hi) {
+    return maybe_nogil(x->numel(), [&] { return histc(x, bins, lo, hi); });
+  };
+  m.def("histc", histc_fn, py::arg("input"), py::arg("bins") = 100, py::arg("min") = 0.0, py::arg("max") = 0.0,
+        histc_doc);
+  def_method("histc", histc_fn, py::arg("bins") = 100, py::arg("min") = 0.0, py::arg("max") = 0.0, histc_doc);
+  m.def("searchsorted",
+        [](T seq, py::handle values, bool out_int32, bool right, py::handle side, const OptTensor& sorter) {
+          LUCID_CHECK_DTYPE(!out_int32, "searchsorted: out_int32=True is not supported (pylucid's integer dtype "
+                            "is int64)");
+          if (!side.is_none()) {
+            LUCID_CHECK_DTYPE(py::isinstance<py::str>(side), "searchsorted: side must be 'left' or 'right'");
+            const std::string sd = side.cast<std::string>();
+            LUCID_CHECK(sd == "left" || sd == "right", "searchsorted: side must be 'left' or 'right', got '", sd, "'");
+            LUCID_CHECK(!(right && sd == "left"), "searchsorted: side='left' and right=True contradict each other");
+            right = sd == "right";
+          }
+          auto v = to_operand(seq, values);
+          LUCID_CHECK_DTYPE(v, "searchsorted: expected a Tensor or a number for input, got ", type_name(values));
+          auto s = seq;
+          if (sorter) {
+            LUCID_CHECK_DTYPE((*sorter)->dtype == DType::Int64, "searchsorted: sorter must be int64");
+            LUCID_CHECK_SHAPE((*sorter)->shape == seq->shape, "searchsorted: sorter of shape ",
+                              shape_str((*sorter)->shape), " must match sorted_sequence's ", shape_str(seq->shape));
+            s = gather(seq, -1, *sorter);
+          }
+          return searchsorted(s, v, right);
+        },
+        py::arg("sorted_sequence"), py::arg("input"), py::kw_only(), py::arg("out_int32") = false,
+        py::arg("right") = false, py::arg("side") = py::none(), py::arg("sorter") = py::none(),
+        "For each value of input (a Tensor or a number), the index where it would be inserted into the last "
+        "dim of sorted_sequence to keep it sorted: the leftmost such index, or the rightmost with right=True "
+        "(side='right'). sorter= gives the argsort of an unsorted sequence. Returns int64.\n\n"
+        ">>> import pylucid\n>>> pylucid.searchsorted(pylucid.tensor([1, 3, 5]), pylucid.tensor([3, 6])).tolist()\n"
+        "[1, 3]");
   def_method("__mod__", [](T a, py::handle b) { return operator_op(a, b, &remainder, false); });
   def_method("__rmod__", [](T a, py::handle b) { return operator_op(a, b, &remainder, true); });
   def_method("__floordiv__", [](T a, py::handle b) { return operator_op(a, b, &floor_divide, false); });

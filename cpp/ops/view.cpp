@@ -83,7 +83,8 @@ struct SliceBackward final : FuncOp<SliceBackward<K>, 1> {
   Geom rel_;
   const char* name() const override {
     static const char* names[] = {"NarrowBackward", "SelectBackward", "SplitBackward",
-                                  "ChunkBackward",  "UnbindBackward", "GetitemBackward"};
+                                  "ChunkBackward",  "UnbindBackward", "GetitemBackward",
+                                  "DiagonalBackward"};
     return names[int(K)];
   }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
@@ -114,6 +115,7 @@ template <> const OpSchema& SliceBackward<SliceKind::Split>::schema_v1 = LUCID_K
 template <> const OpSchema& SliceBackward<SliceKind::Chunk>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("chunk");
 template <> const OpSchema& SliceBackward<SliceKind::Unbind>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("unbind");
 template <> const OpSchema& SliceBackward<SliceKind::GetItem>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("getitem");
+template <> const OpSchema& SliceBackward<SliceKind::Diagonal>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("diagonal");
 
 // contiguous, clone, to: the grad passes through, cast back to the input's dtype.
 enum class CopyKind { Contiguous, Clone, To };
@@ -230,6 +232,7 @@ TensorImplPtr strided_view(const TensorImplPtr& x, const Geom& g, const Geom& re
     case SliceKind::Chunk: record_slice<SliceKind::Chunk>(out, x, rel); break;
     case SliceKind::Unbind: record_slice<SliceKind::Unbind>(out, x, rel); break;
     case SliceKind::GetItem: record_slice<SliceKind::GetItem>(out, x, rel); break;
+    case SliceKind::Diagonal: record_slice<SliceKind::Diagonal>(out, x, rel); break;
   }
   return out;
 }
@@ -498,6 +501,26 @@ TensorImplPtr clone(const TensorImplPtr& x) { return copy_as_kind<CopyKind::Clon
 TensorImplPtr to(const TensorImplPtr& x, DType dtype, bool copy) {
   if (dtype == x->dtype && !copy) return x;
   return copy_as_kind<CopyKind::To>(x, dtype);
+}
+
+TensorImplPtr diagonal(const TensorImplPtr& x, int64_t offset, int64_t dim1, int64_t dim2) {
+  LUCID_CHECK_SHAPE(x->ndim() >= 2, "diagonal: expected a tensor with at least 2 dims, got shape ", shape_str(x->shape));
+  const int64_t d1 = wrap_dim(dim1, x->ndim(), "diagonal"), d2 = wrap_dim(dim2, x->ndim(), "diagonal");
+  LUCID_CHECK(d1 != d2, "diagonal: dim1 and dim2 cannot be the same dim, got ", dim1, " and ", dim2);
+  const int64_t n1 = x->shape[size_t(d1)], n2 = x->shape[size_t(d2)];
+  const int64_t len = std::max<int64_t>(0, offset >= 0 ? std::min(n1, n2 - offset) : std::min(n1 + offset, n2));
+  auto take = [&](Geom g) {
+    const int64_t s1 = g.strides[size_t(d1)], s2 = g.strides[size_t(d2)];
+    if (len > 0) g.offset += offset >= 0 ? offset * s2 : -offset * s1;
+    for (int64_t d : {std::max(d1, d2), std::min(d1, d2)}) {
+      g.shape.erase(g.shape.begin() + d);
+      g.strides.erase(g.strides.begin() + d);
+    }
+    g.shape.push_back(len);
+    g.strides.push_back(s1 + s2);
+    return g;
+  };
+  return strided_view(x, take(geom_of(x)), take(contiguous_geom(x->shape)), SliceKind::Diagonal);
 }
 
 }  // namespace lucid

@@ -38,7 +38,7 @@ inline void geom_insert(Geom& g, size_t dim) {
 }
 
 // Which op produced a strided sub-view: picks the backward node's name and schema.
-enum class SliceKind { Narrow, Select, Split, Chunk, Unbind, GetItem };
+enum class SliceKind { Narrow, Select, Split, Chunk, Unbind, GetItem, Diagonal };
 // A view of x with geometry `g`, recording the node that writes the grad through `rel` (the
 // same view taken from a contiguous tensor of x's shape) into zeros of x's shape.
 TensorImplPtr strided_view(const TensorImplPtr& x, const Geom& g, const Geom& rel, SliceKind kind);
@@ -71,6 +71,9 @@ std::vector<TensorImplPtr> split(const TensorImplPtr& x, int64_t split_size, int
 std::vector<TensorImplPtr> split_with_sizes(const TensorImplPtr& x, const Shape& sizes, int64_t dim);
 std::vector<TensorImplPtr> chunk(const TensorImplPtr& x, int64_t chunks, int64_t dim);
 std::vector<TensorImplPtr> unbind(const TensorImplPtr& x, int64_t dim);
+// The diagonal of the (dim1, dim2) planes as a view, appended as the last dim; offset > 0 above
+// the main diagonal, < 0 below (PyTorch's diagonal; an offset past the edge gives length 0).
+TensorImplPtr diagonal(const TensorImplPtr& x, int64_t offset, int64_t dim1, int64_t dim2);
 // x itself when already contiguous, else a contiguous copy.
 TensorImplPtr contiguous(const TensorImplPtr& x);
 TensorImplPtr clone(const TensorImplPtr& x);

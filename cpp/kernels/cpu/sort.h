@@ -1,0 +1,101 @@
+// Row kernels for sort, argsort and topk over a contiguous (rows, n) array, one row per task.
+// Order: NaN is larger than every number (PyTorch: last when ascending, first when descending).
+// sort is stable (equal values keep their input order in either direction). topk with small k
+// keeps a heap of the k best seen so far and compares each element against its worst, so a row
+// costs about one compare per element; larger k selects with nth_element. topk's output is
+// sorted best first, ties by lower index.
+#pragma once
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/loops.h"
+
+namespace lucid::kernels {
+
+// a < b with NaN largest (NaNs compare equal to each other).
+template <class A>
+inline bool nan_less(A a, A b) {
+  if constexpr (std::is_floating_point_v<A>) return !(a != a) && ((b != b) || a < b);
+  else return a < b;
+}
+
+template <class T, class A>
+void sort_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool descending) {
+  const bool par = rows > 1 && rows * n >= kParallelGrain;
+#pragma omp parallel if (par)
+  {
+    std::vector<std::pair<A, int64_t>> buf(static_cast<size_t>(n));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* xr = x + r * n;
+      for (int64_t i = 0; i < n; ++i) buf[size_t(i)] = {A(xr[i]), i};
+      if (descending)
+        std::stable_sort(buf.begin(), buf.end(), [](const auto& a, const auto& b) { return nan_less(b.first, a.first); });
+      else
+        std::stable_sort(buf.begin(), buf.end(), [](const auto& a, const auto& b) { return nan_less(a.first, b.first); });
+      for (int64_t i = 0; i < n; ++i) {
+        if (vals) vals[r * n + i] = xr[buf[size_t(i)].second];
+        idx[r * n + i] = buf[size_t(i)].second;
+      }
+    }
+  }
+}
+
+template <class T, class A>
+void topk_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, int64_t k, bool largest) {
+  if (k == 0) return;
+  using P = std::pair<A, int64_t>;
+  // better(a, b): a ranks before b (ties by the lower index).
+  auto better = [largest](const P& a, const P& b) {
+    if (largest ? nan_less(b.first, a.first) : nan_less(a.first, b.first)) return true;
+    if (largest ? nan_less(a.first, b.first) : nan_less(b.first, a.first)) return false;
+    return a.second < b.second;
+  };
+  const bool heap = k * 16 <= n;
+  const bool par = rows > 1 && rows * n >= kParallelGrain;
+#pragma omp parallel if (par)
+  {
+    std::vector<P> buf;
+    buf.reserve(size_t(heap ? k : n));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* xr = x + r * n;
+      buf.clear();
+      if (heap) {
+        for (int64_t i = 0; i < k; ++i) buf.push_back({A(xr[i]), i});
+        std::make_heap(buf.begin(), buf.end(), better);  // front: the worst of the k kept
+        A worst = buf.front().first;
+        bool worst_nan = worst != worst;
+        for (int64_t i = k; i < n; ++i) {
+          const A v = A(xr[i]);
+          // Strictly better than the worst kept (an equal value has a higher index: not better);
+          // one compare per element while the worst is a number.
+          const bool take = largest ? (!worst_nan && !(v <= worst)) : (worst_nan ? !(v != v) : v < worst);
+          if (take) {
+            std::pop_heap(buf.begin(), buf.end(), better);
+            buf.back() = {v, i};
+            std::push_heap(buf.begin(), buf.end(), better);
+            worst = buf.front().first;
+            worst_nan = worst != worst;
+          }
+        }
+      } else {
+        for (int64_t i = 0; i < n; ++i) buf.push_back({A(xr[i]), i});
+        if (k < n) std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end(), better);
+        buf.resize(size_t(k));
+      }
+      std::sort(buf.begin(), buf.end(), better);
+      for (int64_t i = 0; i < k; ++i) {
+        vals[r * k + i] = xr[buf[size_t(i)].second];
+        idx[r * k + i] = buf[size_t(i)].second;
+      }
+    }
+  }
+}
+
+}  // namespace lucid::kernels

@@ -1,0 +1,112 @@
+"""sort, argsort, topk and diagonal: forward against numpy (and torch), named-tuple returns,
+NaN order, stability, float64 gradcheck and gradgradcheck, typed errors."""
+import numpy as np
+import pytest
+
+import pylucid
+from helpers import check_op, rand_array
+
+
+@pytest.mark.parametrize("shape,dim", [((7,), 0), ((3, 5), -1), ((3, 5), 0), ((2, 3, 4), 1)])
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_forward_gradcheck(shape, dim, descending):
+    """Guards against the gradient landing on the sorted positions instead of the original ones."""
+    def ref(a):
+        s = np.sort(a, axis=dim)
+        return np.flip(s, axis=dim) if descending else s
+    check_op(lambda x: pylucid.sort(x, dim, descending).values, ref, [shape])
+    a = rand_array(shape)
+    idx = pylucid.argsort(pylucid.tensor(a), dim=dim, descending=descending)
+    expected = np.argsort(-a if descending else a, axis=dim, kind="stable")
+    np.testing.assert_array_equal(np.asarray(idx), expected)
+
+
+@pytest.mark.parametrize("shape,k,dim", [((10,), 3, 0), ((4, 9), 2, -1), ((4, 9), 4, 0), ((2, 40, 3), 1, 1),
+                                         ((3, 200), 5, 1)])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_forward_gradcheck(shape, k, dim, largest):
+    """Guards against topk returning unsorted or wrong elements (heap and selection paths both)."""
+    def ref(a):
+        s = np.sort(a, axis=dim)
+        s = np.flip(s, axis=dim) if largest else s
+        return np.take(s, np.arange(k), axis=dim)
+    check_op(lambda x: pylucid.topk(x, k, dim=dim, largest=largest)[0], ref, [shape])
+
+
+def test_named_tuples_methods_and_indices():
+    """Guards against plain tuples (scripts read .values/.indices) and missing Tensor methods."""
+    x = pylucid.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
+    r = x.sort(dim=1, descending=True)
+    assert r.values.tolist() == [[3.0, 2.0, 1.0], [5.0, 4.0, 0.0]] and r.indices.tolist() == [[0, 2, 1], [1, 2, 0]]
+    v, i = x.topk(2)
+    assert v.tolist() == [[3.0, 2.0], [5.0, 4.0]] and i.tolist() == [[0, 2], [1, 2]]
+    assert type(r).__name__ == "sort" and type(x.topk(1)).__name__ == "topk"
+    assert x.argsort(dim=0).tolist() == [[1, 0, 0], [0, 1, 1]]
+    assert pylucid.sort(x, stable=True).indices.tolist() == [[1, 2, 0], [0, 2, 1]]
+    assert x.topk(2, largest=False, sorted=True).values.tolist() == [[1.0, 2.0], [0.0, 4.0]]
+    assert pylucid.topk(pylucid.tensor([1, 7, 3]), 1).values.tolist() == [7]
+
+
+def test_nan_order_and_stability():
+    """Guards against NaN compared as an ordinary number (it ranks above every number) and an unstable sort."""
+    x = pylucid.tensor([1.0, float("nan"), -1.0, float("nan"), 1.0])
+    v, i = x.sort()
+    assert v.tolist()[:3] == [-1.0, 1.0, 1.0] and np.isnan(v.tolist()[3:]).all()
+    assert i.tolist() == [2, 0, 4, 1, 3]
+    assert x.sort(descending=True).indices.tolist() == [1, 3, 0, 4, 2]
+    assert x.topk(1).indices.tolist() == [1]
+    assert x.topk(2, largest=False).indices.tolist() == [2, 0]
+
+
+def test_gradient_accumulates_through_indices():
+    """Guards against topk's gradient written to the wrong row when dim is not the last."""
+    a = rand_array((5, 3))
+    x = pylucid.tensor(a, requires_grad=True)
+    v, i = x.topk(2, dim=0)
+    (v * pylucid.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=pylucid.float64)).sum().backward()
+    expected = np.zeros_like(a)
+    order = np.argsort(-a, axis=0)[:2]
+    for r, w in enumerate([[1, 2, 3], [4, 5, 6]]):
+        for c in range(3):
+            expected[order[r, c], c] = w[c]
+    np.testing.assert_array_equal(np.asarray(x.grad), expected)
+    assert v.grad_fn.name() == "TopkBackward"
+
+
+def test_errors_leave_inputs_intact():
+    """Guards against k out of range reading past the row, and a bad dim accepted."""
+    x = pylucid.tensor([[1.0, 2.0, 3.0]])
+    for k in (4, -1):
+        with pytest.raises(ValueError, match="topk"):
+            x.topk(k)
+        with pytest.raises(pylucid.LucidError, match="topk"):
+            pylucid.topk(x, k)
+    with pytest.raises(TypeError):
+        x.topk(1.5)
+    with pytest.raises(IndexError, match="sort"):
+        x.sort(dim=2)
+    assert x.tolist() == [[1.0, 2.0, 3.0]]
+    assert x.topk(0).values.shape == (1, 0)
+
+
+def test_diagonal_view_and_gradient():
+    """Guards against the offset applied to the wrong dim and a gradient off the diagonal."""
+    a = rand_array((4, 5))
+    for off in (-2, 0, 1, 3, 7):
+        np.testing.assert_array_equal(np.asarray(pylucid.tensor(a).diagonal(off)), np.diagonal(a, off))
+    check_op(lambda x: x.diagonal(1), lambda a: np.diagonal(a, 1).copy(), [(4, 5)])
+    check_op(lambda x: pylucid.diagonal(x, -1, 0, 2), lambda a: np.diagonal(a, -1, 0, 2).copy(), [(3, 2, 4)])
+    with pytest.raises(pylucid.LucidError, match="diagonal"):
+        pylucid.tensor([1.0]).diagonal()
+
+
+def test_sort_topk_against_torch():
+    """Guards against drifting from PyTorch's values and index conventions on float32 rows."""
+    torch = pytest.importorskip("torch")
+    a = rand_array((16, 1000)).astype(np.float32)
+    ours, theirs = pylucid.tensor(a).topk(50), torch.tensor(a).topk(50)
+    np.testing.assert_array_equal(np.asarray(ours.values), theirs.values.numpy())
+    np.testing.assert_array_equal(np.asarray(ours.indices), theirs.indices.numpy())
+    ours, theirs = pylucid.tensor(a).sort(dim=0, descending=True), torch.tensor(a).sort(dim=0, descending=True)
+    np.testing.assert_array_equal(np.asarray(ours.values), theirs.values.numpy())
+    np.testing.assert_array_equal(np.asarray(ours.indices), theirs.indices.numpy())
