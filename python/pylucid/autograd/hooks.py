@@ -10,8 +10,9 @@ class RemovableHandle:
     """Returned by the ``register_*hook`` methods: ``remove()`` unregisters the hook (also usable
     as a context manager that removes it on exit)."""
 
-    def __init__(self, remove_fn):
+    def __init__(self, remove_fn, id=None):  # noqa: A002 (PyTorch's attribute name)
         self._remove_fn = remove_fn
+        self.id = id
 
     def remove(self):
         """Unregisters the hook; a second call does nothing."""

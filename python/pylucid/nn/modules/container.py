@@ -199,12 +199,12 @@ class ModuleList(Module):
         reprs = [repr(m) for m in self]
         if not reprs:
             return self._get_name() + "()"
-        blocks = [[0, 0, reprs[0]]]
+        blocks: list[tuple[int, int, str]] = [(0, 0, reprs[0])]
         for i, r in enumerate(reprs[1:], 1):
             if r == blocks[-1][2]:
-                blocks[-1][1] = i
+                blocks[-1] = (blocks[-1][0], i, r)
             else:
-                blocks.append([i, i, r])
+                blocks.append((i, i, r))
         lines = [_addindent(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}", 2) for a, b, r in blocks]
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
