@@ -12,7 +12,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'default_generator', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'default_generator', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -1225,6 +1225,64 @@ class Generator:
         """
         Restores a state returned by get_state() and returns the generator.
         """
+class BatchNormBackward(Node):
+    """
+    Backward node of batch_norm: saves x, weight, the per-channel mean and reciprocal std (batch statistics in training, running statistics in eval); apply(grad_out) returns (dx, d_weight, d_bias).
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+    def apply(self, grad_out: Tensor) -> tuple:
+        """
+        (dx, d_weight, d_bias) for grad_out (None where not needed).
+        """
+    @property
+    def eps(self) -> builtins.float:
+        """
+        The eps added to the variance, a float.
+        """
+    @property
+    def saved_mean(self) -> Tensor:
+        """
+        Per-channel mean used to normalise, a Tensor of shape (C,); None once freed.
+        """
+    @property
+    def saved_rstd(self) -> Tensor:
+        """
+        Per-channel 1 / sqrt(var + eps), a Tensor of shape (C,); None once freed.
+        """
+    @property
+    def training(self) -> builtins.bool:
+        """
+        Whether batch statistics were used (their gradient flows into dx).
+        """
+class GroupNormBackward(Node):
+    """
+    Backward node of group_norm (and of instance_norm without running statistics): saves x, weight, the mean and reciprocal std per (sample, group); apply(grad_out) returns (dx, d_weight, d_bias).
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+    def apply(self, grad_out: Tensor) -> tuple:
+        """
+        (dx, d_weight, d_bias) for grad_out (None where not needed).
+        """
+    @property
+    def G(self) -> builtins.int:
+        """
+        Number of groups.
+        """
+    @property
+    def eps(self) -> builtins.float:
+        """
+        The eps added to the variance, a float.
+        """
+    @property
+    def saved_mean(self) -> Tensor:
+        """
+        Mean per (sample, group), a Tensor of shape (N, G); None once freed.
+        """
+    @property
+    def saved_rstd(self) -> Tensor:
+        """
+        1 / sqrt(var + eps) per (sample, group), a Tensor of shape (N, G); None once freed.
+        """
 class RMSNormBackward(Node):
     """
     Backward node of rms_norm (RMSNorm and partial RMSNorm): saves x, gamma and the per-slice reciprocal RMS; apply(grad_out) returns (dx, d_gamma) in closed form.
@@ -1287,6 +1345,11 @@ class GroupRMSNormBackward(Node):
     def G(self) -> builtins.int:
         """
         Number of channel groups (max group id + 1).
+        """
+    @property
+    def S(self) -> builtins.int:
+        """
+        Spatial positions per channel (the product of the dims after C; 1 for (B, C)).
         """
     @property
     def channel_groups(self) -> Tensor:
@@ -1563,6 +1626,8 @@ def _arange(arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.Supp
     ...
 def _autocast_state() -> tuple[builtins.bool, _dtype]:
     ...
+def _batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None, bias: Tensor | None, training: builtins.bool, momentum: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
+    ...
 def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str, pos_weight: Tensor | None) -> Tensor:
     ...
 def _celu(input: Tensor, alpha: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
@@ -1586,6 +1651,8 @@ def _empty(arg0: typing.Any, arg1: typing.Any) -> Tensor:
 def _from_numpy(arg0: numpy.ndarray) -> Tensor:
     ...
 def _full(arg0: typing.Any, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.Any) -> Tensor:
+    ...
+def _group_norm(input: Tensor, num_groups: typing.SupportsInt | typing.SupportsIndex, weight: Tensor | None, bias: Tensor | None, eps: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _group_rms_norm(input: Tensor, channel_groups: Tensor, weight: Tensor | None, eps: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...

@@ -298,45 +298,58 @@ template <class T, bool HasGain>
 struct GroupForwardRows {
   using A = acc_t<T>;
   LUCID_INLINE static void run(const T* x, const int64_t* grp, const int64_t* cnt, const T* gamma, T* y, A* rstd,
-                               int64_t r0, int64_t r1, int64_t C, int64_t G, A eps) {
+                               int64_t r0, int64_t r1, int64_t C, int64_t S, int64_t G, A eps) {
     for (int64_t i = r0; i < r1; ++i) {
-      const T* xr = x + i * C;
-      T* yr = y + i * C;
+      const T* xr = x + i * C * S;
+      T* yr = y + i * C * S;
       A* rr = rstd + i * G;  // accumulates the sums of squares, then becomes rstd
       std::fill(rr, rr + G, A(0));
       for (int64_t c = 0; c < C; ++c) {
-        const A v = A(xr[c]);
-        rr[grp[c]] += v * v;
+        const T* xc = xr + c * S;
+        A ss = 0;
+        for (int64_t s = 0; s < S; ++s) ss += A(xc[s]) * A(xc[s]);
+        rr[grp[c]] += ss;
       }
-      for (int64_t g = 0; g < G; ++g) rr[g] = A(1) / std::sqrt(rr[g] / A(cnt[g]) + eps);
-      for (int64_t c = 0; c < C; ++c) yr[c] = T(A(xr[c]) * rr[grp[c]] * gain<T, HasGain>(gamma, grp[c]));
+      for (int64_t g = 0; g < G; ++g) rr[g] = A(1) / std::sqrt(rr[g] / A(cnt[g] * S) + eps);
+      for (int64_t c = 0; c < C; ++c) {
+        const A scale = rr[grp[c]] * gain<T, HasGain>(gamma, grp[c]);
+        for (int64_t s = 0; s < S; ++s) yr[c * S + s] = T(A(xr[c * S + s]) * scale);
+      }
     }
   }
 };
 
-// Per group g of n_g channels: d_x_c = rstd_g gy_c - x_c rstd_g^3 / n_g * sum_{c' in g} gy_c' x_c'.
+// Per group g of n_g channels (m_g = n_g S values):
+//   d_x = rstd_g gy - x rstd_g^3 / m_g * sum_{values of g} gy x.
 // `dot` is a G-long scratch row of this chunk; `dg` its partial d_gamma row.
 template <class T, bool HasGain>
 struct GroupBackwardRows {
   using A = acc_t<T>;
   LUCID_INLINE static void run(const T* x, const int64_t* grp, const int64_t* cnt, const T* gamma, const T* go,
-                               const A* rstd, T* dx, A* dot, A* dg, int64_t r0, int64_t r1, int64_t C, int64_t G) {
+                               const A* rstd, T* dx, A* dot, A* dg, int64_t r0, int64_t r1, int64_t C, int64_t S,
+                               int64_t G) {
     for (int64_t i = r0; i < r1; ++i) {
-      const T* xr = x + i * C;
-      const T* gr = go + i * C;
+      const T* xr = x + i * C * S;
+      const T* gr = go + i * C * S;
       const A* rr = rstd + i * G;
       if (dx) {
-        T* dr = dx + i * C;
+        T* dr = dx + i * C * S;
         std::fill(dot, dot + G, A(0));
-        for (int64_t c = 0; c < C; ++c) dot[grp[c]] += A(gr[c]) * gain<T, HasGain>(gamma, grp[c]) * A(xr[c]);
-        for (int64_t g = 0; g < G; ++g) dot[g] *= rr[g] * rr[g] * rr[g] / A(cnt[g]);
+        for (int64_t c = 0; c < C; ++c) {
+          A d = 0;
+          for (int64_t s = 0; s < S; ++s) d += A(gr[c * S + s]) * A(xr[c * S + s]);
+          dot[grp[c]] += gain<T, HasGain>(gamma, grp[c]) * d;
+        }
+        for (int64_t g = 0; g < G; ++g) dot[g] *= rr[g] * rr[g] * rr[g] / A(cnt[g] * S);
         for (int64_t c = 0; c < C; ++c) {
           const int64_t g = grp[c];
-          dr[c] = T(rr[g] * (A(gr[c]) * gain<T, HasGain>(gamma, g)) - A(xr[c]) * dot[g]);
+          const A k = rr[g] * gain<T, HasGain>(gamma, g);
+          for (int64_t s = 0; s < S; ++s) dr[c * S + s] = T(k * A(gr[c * S + s]) - A(xr[c * S + s]) * dot[g]);
         }
       }
       if (dg)
-        for (int64_t c = 0; c < C; ++c) dg[grp[c]] += A(gr[c]) * A(xr[c]) * rr[grp[c]];
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t s = 0; s < S; ++s) dg[grp[c]] += A(gr[c * S + s]) * A(xr[c * S + s]) * rr[grp[c]];
     }
   }
 };
@@ -415,21 +428,21 @@ void layer_norm_backward(const T* x, const T* w, const T* grad_out, const acc_t<
 
 template <class T>
 void group_rms_norm_forward(const T* x, const int64_t* groups, const int64_t* counts, const T* gamma, T* y,
-                            acc_t<T>* rstd, int64_t rows, int64_t C, int64_t G, acc_t<T> eps) {
-  const int64_t P = norm_chunks(rows, C);
+                            acc_t<T>* rstd, int64_t rows, int64_t C, int64_t S, int64_t G, acc_t<T> eps) {
+  const int64_t P = norm_chunks(rows, C * S);
   for_chunks(P, [&](int64_t c) {
     const int64_t r0 = chunk_begin(c, P, rows), r1 = chunk_begin(c + 1, P, rows);
-    if (gamma) run_best<GroupForwardRows<T, true>>(x, groups, counts, gamma, y, rstd, r0, r1, C, G, eps);
-    else run_best<GroupForwardRows<T, false>>(x, groups, counts, gamma, y, rstd, r0, r1, C, G, eps);
+    if (gamma) run_best<GroupForwardRows<T, true>>(x, groups, counts, gamma, y, rstd, r0, r1, C, S, G, eps);
+    else run_best<GroupForwardRows<T, false>>(x, groups, counts, gamma, y, rstd, r0, r1, C, S, G, eps);
   });
 }
 
 template <class T>
 void group_rms_norm_backward(const T* x, const int64_t* groups, const int64_t* counts, const T* gamma,
                              const T* grad_out, const acc_t<T>* rstd, T* dx, acc_t<T>* d_gamma, acc_t<T>* scratch,
-                             int64_t rows, int64_t C, int64_t G) {
+                             int64_t rows, int64_t C, int64_t S, int64_t G) {
   using A = acc_t<T>;
-  const int64_t P = norm_chunks(rows, C);
+  const int64_t P = norm_chunks(rows, C * S);
   // scratch layout: P dot rows of G, then P partial d_gamma rows of G.
   A* partial = scratch + P * G;
   for_chunks(P, [&](int64_t c) {
@@ -437,8 +450,8 @@ void group_rms_norm_backward(const T* x, const int64_t* groups, const int64_t* c
     A* dot = scratch + c * G;
     A* dg = d_gamma ? partial + c * G : nullptr;
     if (dg) std::fill(dg, dg + G, A(0));
-    if (gamma) run_best<GroupBackwardRows<T, true>>(x, groups, counts, gamma, grad_out, rstd, dx, dot, dg, r0, r1, C, G);
-    else run_best<GroupBackwardRows<T, false>>(x, groups, counts, gamma, grad_out, rstd, dx, dot, dg, r0, r1, C, G);
+    if (gamma) run_best<GroupBackwardRows<T, true>>(x, groups, counts, gamma, grad_out, rstd, dx, dot, dg, r0, r1, C, S, G);
+    else run_best<GroupBackwardRows<T, false>>(x, groups, counts, gamma, grad_out, rstd, dx, dot, dg, r0, r1, C, S, G);
   });
   if (d_gamma) combine_chunks(partial, d_gamma, P, G);
 }
@@ -452,9 +465,9 @@ void group_rms_norm_backward(const T* x, const int64_t* groups, const int64_t* c
   template void layer_norm_backward<T>(const T*, const T*, const T*, const acc_t<T>*, const acc_t<T>*, T*,   \
                                        acc_t<T>*, acc_t<T>*, acc_t<T>*, int64_t, int64_t);                    \
   template void group_rms_norm_forward<T>(const T*, const int64_t*, const int64_t*, const T*, T*, acc_t<T>*, \
-                                          int64_t, int64_t, int64_t, acc_t<T>);                               \
+                                          int64_t, int64_t, int64_t, int64_t, acc_t<T>);                             \
   template void group_rms_norm_backward<T>(const T*, const int64_t*, const int64_t*, const T*, const T*,     \
-                                           const acc_t<T>*, T*, acc_t<T>*, acc_t<T>*, int64_t, int64_t, int64_t);
+                                           const acc_t<T>*, T*, acc_t<T>*, acc_t<T>*, int64_t, int64_t, int64_t, int64_t);
 
 LUCID_NORM_INSTANTIATE(Half)
 LUCID_NORM_INSTANTIATE(BFloat16)

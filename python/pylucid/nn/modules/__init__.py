@@ -1,5 +1,6 @@
 """The layer classes of ``pylucid.nn``."""
 from .norm import *  # noqa: F401,F403
+from .batchnorm import *  # noqa: F401,F403
 from .train import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
