@@ -10,9 +10,9 @@ class RemovableHandle:
     """Returned by the ``register_*hook`` methods: ``remove()`` unregisters the hook (also usable
     as a context manager that removes it on exit)."""
 
-    def __init__(self, remove_fn, id=None):  # noqa: A002 (PyTorch's attribute name)
+    def __init__(self, remove_fn):
         self._remove_fn = remove_fn
-        self.id = id
+        self.id: int | None = None  # the registry key, where the registering code sets one
 
     def remove(self):
         """Unregisters the hook; a second call does nothing."""

@@ -468,7 +468,9 @@ class Module:
             hooks.pop(hid, None)
             self._hooks_with_kwargs.discard(hid)
             self._hooks_always_call.discard(hid)
-        return RemovableHandle(remove, hid)
+        handle = RemovableHandle(remove)
+        handle.id = hid
+        return handle
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """Registers ``hook(module, args)`` (``hook(module, args, kwargs)`` with ``with_kwargs``),

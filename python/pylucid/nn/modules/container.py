@@ -2,6 +2,7 @@
 modules so their parameters are registered, without defining a forward), ``ParameterList`` and
 ``ParameterDict`` (the same for parameters)."""
 import operator
+from typing import Any
 from collections import OrderedDict
 
 from ... import _C
@@ -199,12 +200,12 @@ class ModuleList(Module):
         reprs = [repr(m) for m in self]
         if not reprs:
             return self._get_name() + "()"
-        blocks: list[tuple[int, int, str]] = [(0, 0, reprs[0])]
+        blocks: list[list[Any]] = [[0, 0, reprs[0]]]
         for i, r in enumerate(reprs[1:], 1):
             if r == blocks[-1][2]:
-                blocks[-1] = (blocks[-1][0], i, r)
+                blocks[-1][1] = i
             else:
-                blocks.append((i, i, r))
+                blocks.append([i, i, r])
         lines = [_addindent(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}", 2) for a, b, r in blocks]
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
