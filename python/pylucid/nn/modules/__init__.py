@@ -4,3 +4,5 @@ from .batchnorm import *  # noqa: F401,F403
 from .train import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403
