@@ -4,3 +4,4 @@ from .batchnorm import *  # noqa: F401,F403
 from .train import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403

@@ -1,0 +1,132 @@
+#include "kernels/cpu/rnn.h"
+
+#include <cmath>
+
+namespace lucid::kernels {
+
+namespace {
+template <class T>
+inline T sigmoid(T v) {
+  return T(1) / (T(1) + std::exp(-v));
+}
+}  // namespace
+
+template <class T>
+void lstm_step_forward(T* gates, const T* c_prev, T* c, T* h, int64_t B, int64_t H, int64_t ldh) {
+  for (int64_t b = 0; b < B; ++b) {
+    T* gi = gates + b * 4 * H;
+    T *gf = gi + H, *gg = gi + 2 * H, *go = gi + 3 * H;
+    const T* cp = c_prev + b * H;
+    T* cb = c + b * H;
+    T* hb = h + b * ldh;
+    for (int64_t j = 0; j < H; ++j) {
+      const T i = sigmoid(gi[j]), f = sigmoid(gf[j]), g = std::tanh(gg[j]), o = sigmoid(go[j]);
+      gi[j] = i, gf[j] = f, gg[j] = g, go[j] = o;
+      const T cn = f * cp[j] + i * g;
+      cb[j] = cn;
+      hb[j] = o * std::tanh(cn);
+    }
+  }
+}
+
+template <class T>
+void lstm_step_backward(const T* gates, const T* c_prev, const T* c, const T* dh, T* dc, T* dgates, int64_t B,
+                        int64_t H) {
+  for (int64_t b = 0; b < B; ++b) {
+    const T* gi = gates + b * 4 * H;
+    const T *gf = gi + H, *gg = gi + 2 * H, *go = gi + 3 * H;
+    T* di = dgates + b * 4 * H;
+    T *df = di + H, *dg = di + 2 * H, *dout = di + 3 * H;
+    const T* cp = c_prev + b * H;
+    const T* cb = c + b * H;
+    const T* dhb = dh + b * H;
+    T* dcb = dc + b * H;
+    for (int64_t j = 0; j < H; ++j) {
+      const T i = gi[j], f = gf[j], g = gg[j], o = go[j];
+      const T tc = std::tanh(cb[j]);
+      const T dcj = dcb[j] + dhb[j] * o * (T(1) - tc * tc);
+      dout[j] = dhb[j] * tc * o * (T(1) - o);
+      di[j] = dcj * g * i * (T(1) - i);
+      df[j] = dcj * cp[j] * f * (T(1) - f);
+      dg[j] = dcj * i * (T(1) - g * g);
+      dcb[j] = dcj * f;
+    }
+  }
+}
+
+template <class T>
+void gru_step_forward(T* gates, const T* hw, const T* h_prev, T* hn_out, T* h, int64_t B, int64_t H) {
+  for (int64_t b = 0; b < B; ++b) {
+    T* gr = gates + b * 3 * H;
+    T *gz = gr + H, *gn = gr + 2 * H;
+    const T* hr = hw + b * 3 * H;
+    const T *hz = hr + H, *hn = hr + 2 * H;
+    const T* hp = h_prev + b * H;
+    T* hb = h + b * H;
+    T* hno = hn_out + b * H;
+    for (int64_t j = 0; j < H; ++j) {
+      const T r = sigmoid(gr[j] + hr[j]), z = sigmoid(gz[j] + hz[j]);
+      const T n = std::tanh(gn[j] + r * hn[j]);
+      gr[j] = r, gz[j] = z, gn[j] = n;
+      hno[j] = hn[j];
+      hb[j] = (T(1) - z) * n + z * hp[j];
+    }
+  }
+}
+
+template <class T>
+void gru_step_backward(const T* gates, const T* hn, const T* h_prev, const T* dh, T* dgx, T* dgh, T* dh_prev,
+                       int64_t B, int64_t H) {
+  for (int64_t b = 0; b < B; ++b) {
+    const T* gr = gates + b * 3 * H;
+    const T *gz = gr + H, *gn = gr + 2 * H;
+    const T* hnb = hn + b * H;
+    const T* hp = h_prev + b * H;
+    const T* dhb = dh + b * H;
+    T* xr = dgx + b * 3 * H;
+    T* hr = dgh + b * 3 * H;
+    T* dp = dh_prev + b * H;
+    for (int64_t j = 0; j < H; ++j) {
+      const T r = gr[j], z = gz[j], n = gn[j], d = dhb[j];
+      const T dan = d * (T(1) - z) * (T(1) - n * n);
+      const T dr = dan * hnb[j] * r * (T(1) - r);
+      const T dz = d * (hp[j] - n) * z * (T(1) - z);
+      xr[j] = hr[j] = dr;
+      xr[H + j] = hr[H + j] = dz;
+      xr[2 * H + j] = dan;
+      hr[2 * H + j] = dan * r;
+      dp[j] = d * z;
+    }
+  }
+}
+
+template <class T>
+void rnn_step_forward(const T* a, T* h, int64_t B, int64_t H, bool relu) {
+  const int64_t n = B * H;
+  if (relu)
+    for (int64_t j = 0; j < n; ++j) h[j] = a[j] > T(0) ? a[j] : T(0);
+  else
+    for (int64_t j = 0; j < n; ++j) h[j] = std::tanh(a[j]);
+}
+
+template <class T>
+void rnn_step_backward(const T* h, const T* dh, T* da, int64_t B, int64_t H, bool relu) {
+  const int64_t n = B * H;
+  if (relu)
+    for (int64_t j = 0; j < n; ++j) da[j] = h[j] > T(0) ? dh[j] : T(0);
+  else
+    for (int64_t j = 0; j < n; ++j) da[j] = dh[j] * (T(1) - h[j] * h[j]);
+}
+
+#define LUCID_RNN_INSTANTIATE(T)                                                                              \
+  template void lstm_step_forward<T>(T*, const T*, T*, T*, int64_t, int64_t, int64_t);                         \
+  template void lstm_step_backward<T>(const T*, const T*, const T*, const T*, T*, T*, int64_t, int64_t);       \
+  template void gru_step_forward<T>(T*, const T*, const T*, T*, T*, int64_t, int64_t);                         \
+  template void gru_step_backward<T>(const T*, const T*, const T*, const T*, T*, T*, T*, int64_t, int64_t);    \
+  template void rnn_step_forward<T>(const T*, T*, int64_t, int64_t, bool);                                     \
+  template void rnn_step_backward<T>(const T*, const T*, T*, int64_t, int64_t, bool);
+
+LUCID_RNN_INSTANTIATE(float)
+LUCID_RNN_INSTANTIATE(double)
+
+}  // namespace lucid::kernels
