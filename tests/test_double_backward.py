@@ -144,7 +144,10 @@ def test_backward_create_graph_keeps_grad_graph():
     assert x.grad.tolist() == [6.0, 12.0]
 
 
-def test_double_backward_not_implemented_names_the_node():
-    y = t64([2.0, 3.0])
-    with pytest.raises(pylucid.LucidError, match="ProdBackward: double backward"):
-        pylucid.autograd.grad(y.prod(), y, create_graph=True)
+def test_higher_order_not_implemented_names_the_node():
+    """A fused double-backward node without a recorded backward of its own (third order through
+    rms_norm) must say so, naming the node, rather than return a wrong derivative."""
+    x = t64(RNG.standard_normal((2, 3)))
+    (g1,) = pylucid.autograd.grad(F.rms_norm(x, (3,), None, 1e-6).pow(3).sum(), x, create_graph=True)
+    with pytest.raises(pylucid.LucidError, match="RMSNormBackwardBackward: double backward"):
+        pylucid.autograd.grad(g1.pow(2).sum(), x, create_graph=True)

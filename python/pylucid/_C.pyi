@@ -1072,7 +1072,7 @@ class Tensor:
         True for a non-leaf tensor after retain_grad(), whose .grad backward then fills; False for leaves.
         """
     @property
-    def shape(self) -> tuple[int, ...]:
+    def shape(self) -> tuple[builtins.int, ...]:
         """
         The size of each dim, a tuple of ints (() for a 0-d tensor); PyTorch's Tensor.shape as a plain tuple.
         """

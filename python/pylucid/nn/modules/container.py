@@ -2,6 +2,7 @@
 modules so their parameters are registered, without defining a forward), ``ParameterList`` and
 ``ParameterDict`` (the same for parameters)."""
 import operator
+from typing import Any
 from collections import OrderedDict
 
 from ... import _C
@@ -199,7 +200,7 @@ class ModuleList(Module):
         reprs = [repr(m) for m in self]
         if not reprs:
             return self._get_name() + "()"
-        blocks = [[0, 0, reprs[0]]]
+        blocks: list[list[Any]] = [[0, 0, reprs[0]]]
         for i, r in enumerate(reprs[1:], 1):
             if r == blocks[-1][2]:
                 blocks[-1][1] = i
