@@ -2,13 +2,17 @@
 
 #include <cmath>
 
+#include "kernels/cpu/vmath.h"
+
 namespace lucid::kernels {
 
 namespace {
-template <class T>
-inline T sigmoid(T v) {
-  return T(1) / (T(1) + std::exp(-v));
-}
+// float: the branch-free vmath forms, which GCC vectorises (std::exp/tanh are scalar calls and
+// would dominate a step); double: the library functions.
+inline float sigmoid(float v) { return sigmoid_f32(v); }
+inline double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
+inline float tanh_(float v) { return tanh_f32(v); }
+inline double tanh_(double v) { return std::tanh(v); }
 }  // namespace
 
 template <class T>
@@ -20,11 +24,11 @@ void lstm_step_forward(T* gates, const T* c_prev, T* c, T* h, int64_t B, int64_t
     T* cb = c + b * H;
     T* hb = h + b * ldh;
     for (int64_t j = 0; j < H; ++j) {
-      const T i = sigmoid(gi[j]), f = sigmoid(gf[j]), g = std::tanh(gg[j]), o = sigmoid(go[j]);
+      const T i = sigmoid(gi[j]), f = sigmoid(gf[j]), g = tanh_(gg[j]), o = sigmoid(go[j]);
       gi[j] = i, gf[j] = f, gg[j] = g, go[j] = o;
       const T cn = f * cp[j] + i * g;
       cb[j] = cn;
-      hb[j] = o * std::tanh(cn);
+      hb[j] = o * tanh_(cn);
     }
   }
 }
@@ -43,7 +47,7 @@ void lstm_step_backward(const T* gates, const T* c_prev, const T* c, const T* dh
     T* dcb = dc + b * H;
     for (int64_t j = 0; j < H; ++j) {
       const T i = gi[j], f = gf[j], g = gg[j], o = go[j];
-      const T tc = std::tanh(cb[j]);
+      const T tc = tanh_(cb[j]);
       const T dcj = dcb[j] + dhb[j] * o * (T(1) - tc * tc);
       dout[j] = dhb[j] * tc * o * (T(1) - o);
       di[j] = dcj * g * i * (T(1) - i);
@@ -66,7 +70,7 @@ void gru_step_forward(T* gates, const T* hw, const T* h_prev, T* hn_out, T* h, i
     T* hno = hn_out + b * H;
     for (int64_t j = 0; j < H; ++j) {
       const T r = sigmoid(gr[j] + hr[j]), z = sigmoid(gz[j] + hz[j]);
-      const T n = std::tanh(gn[j] + r * hn[j]);
+      const T n = tanh_(gn[j] + r * hn[j]);
       gr[j] = r, gz[j] = z, gn[j] = n;
       hno[j] = hn[j];
       hb[j] = (T(1) - z) * n + z * hp[j];
@@ -106,7 +110,7 @@ void rnn_step_forward(const T* a, T* h, int64_t B, int64_t H, bool relu) {
   if (relu)
     for (int64_t j = 0; j < n; ++j) h[j] = a[j] > T(0) ? a[j] : T(0);
   else
-    for (int64_t j = 0; j < n; ++j) h[j] = std::tanh(a[j]);
+    for (int64_t j = 0; j < n; ++j) h[j] = tanh_(a[j]);
 }
 
 template <class T>
