@@ -177,3 +177,39 @@ def test_errors_name_the_layer(make, args, match):
         pylucid.nn.LSTM(3, 4, dropout=1.5)
     with pytest.raises(pylucid.ShapeMismatch, match=r"LSTM: expected cell size"):
         pylucid.nn.LSTM(3, 4)(pylucid.randn(2, 1, 3), (pylucid.zeros(1, 1, 4), pylucid.zeros(1, 2, 4)))
+
+
+def test_training_parity_with_torch():
+    """Guards against a 2-layer LSTM language model drifting from PyTorch over training steps
+    (forward, cross_entropy, backward through time, Adam) from the same weights."""
+    torch = pytest.importorskip("torch")
+
+    def build(lib):
+        class LM(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = lib.nn.Embedding(11, 8)
+                self.lstm = lib.nn.LSTM(8, 16, num_layers=2, batch_first=True)
+                self.head = lib.nn.Linear(16, 11)
+
+            def forward(self, idx):
+                return self.head(self.lstm(self.embed(idx))[0])
+        return LM().double()
+
+    tm, pm = build(torch), build(pylucid)
+    _copy(tm, pm)
+    topt, popt = torch.optim.Adam(tm.parameters(), lr=1e-2), pylucid.optim.Adam(pm.parameters(), lr=1e-2)
+    losses = []
+    x, y = RNG.integers(0, 11, (4, 12)), RNG.integers(0, 11, (4, 12))
+    for step in range(6):
+        step_losses = []
+        for lib, m, opt in ((torch, tm, topt), (pylucid, pm, popt)):
+            opt.zero_grad()
+            loss = lib.nn.functional.cross_entropy(m(lib.tensor(x)).reshape(-1, 11), lib.tensor(y).reshape(-1))
+            loss.backward()
+            opt.step()
+            step_losses.append(loss.item())
+        losses.append(step_losses)
+    t, p = np.array(losses).T
+    np.testing.assert_allclose(p, t, rtol=1e-10)
+    assert t[-1] < t[0]
