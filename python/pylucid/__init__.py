@@ -27,6 +27,7 @@ from ._C import (  # noqa: E402,F401
 )
 from ._tensor import *  # noqa: E402,F401,F403
 from ._math import *  # noqa: E402,F401,F403
+from ._math_ext import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
 from ._random import *  # noqa: E402,F401,F403
 from ._device import *  # noqa: E402,F401,F403
