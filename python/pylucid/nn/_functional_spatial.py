@@ -124,7 +124,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise _C.ShapeMismatch(f"interpolate: input and output sizes should be greater than 0, but got input "
                                f"{spatial} and output {sizes}")
     align = bool(align_corners)
-    ft = np.float64 if str(input.dtype) == "pylucid.float64" else np.float32
+    ft = np.float64 if input.dtype == _C.dtype.float64 else np.float32
     y = input
     for i in reversed(range(dim)):  # last dim first, as PyTorch blends w then h
         d, n_in, n_out = 2 + i, spatial[i], sizes[i]
