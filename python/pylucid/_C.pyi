@@ -12,7 +12,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cumprod', 'cumsum', 'default_generator', 'div', 'dot', 'dtype', 'erf', 'exp', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'log1p', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'RnnBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cumprod', 'cumsum', 'default_generator', 'div', 'dot', 'dtype', 'erf', 'exp', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'log1p', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -1686,6 +1686,10 @@ class ScaledDotProductAttentionBackward(Node):
         """
         The factor the scores q k^T were multiplied by, a float (1/sqrt(E) by default).
         """
+class RnnBackward(Node):
+    """
+    Backward-through-time node of one recurrent layer and direction (RNN, LSTM, GRU): saves the inputs, the gate activations and cell states; one GEMM per step, weight gradients afterwards.
+    """
 def _accumulate_grad(arg0: Tensor, arg1: Tensor, arg2: builtins.bool) -> None:
     """
     t.grad += g (used by backward(inputs=...)); records the sum under grad mode
@@ -1812,6 +1816,10 @@ def _rms_norm_partial_k(n: typing.SupportsInt | typing.SupportsIndex, partial_ra
     ...
 def _rmsprop_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], square_avgs: collections.abc.Sequence[Tensor | None], grad_avgs: collections.abc.Sequence[Tensor | None], momentum_buffers: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, momentum: typing.SupportsFloat | typing.SupportsIndex, centered: builtins.bool, maximize: builtins.bool) -> None:
     ...
+def _rnn_layer(mode: str, input: Tensor, hx: Tensor, cx: Tensor | None, weight_ih: Tensor, weight_hh: Tensor, bias_ih: Tensor | None, bias_hh: Tensor | None, weight_hr: Tensor | None, reverse: builtins.bool, layer: str) -> Tensor:
+    """
+    One recurrent layer and direction over a time-major sequence; returns the packed [output (T, B, Hout) | c_n (B, H) for the LSTM] as one 1-D tensor.
+    """
 def _run_backward(roots: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], retain_graph: builtins.bool, inputs: collections.abc.Sequence[Tensor], create_graph: builtins.bool = False) -> list[Tensor]:
     ...
 def _scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, dropout_p: typing.SupportsFloat | typing.SupportsIndex, is_causal: builtins.bool, scale: typing.SupportsFloat | typing.SupportsIndex | None, enable_gqa: builtins.bool) -> Tensor:

@@ -30,7 +30,8 @@ __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongT
            "repeat_interleave", "tile", "flip", "fliplr", "flipud", "roll",
            "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
            "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "equal", "allclose",
-           "isclose", "square", "reciprocal", "std_mean", "var_mean"]
+           "isclose", "square", "reciprocal", "std_mean", "var_mean", "softmax",
+           "log_softmax"]
 
 _orig_init = Tensor.__init__
 
@@ -382,6 +383,20 @@ def square(input):
 def reciprocal(input):
     """1 / input, elementwise; differentiable."""
     return 1.0 / _tensor_arg(input, "reciprocal")
+
+
+def softmax(input, dim, dtype=None):
+    """``pylucid.nn.functional.softmax`` under PyTorch's top-level name (``torch.softmax``)."""
+    from .nn.functional import softmax as f
+
+    return f(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, dtype=None):
+    """``pylucid.nn.functional.log_softmax`` under PyTorch's top-level name."""
+    from .nn.functional import log_softmax as f
+
+    return f(input, dim, dtype=dtype)
 
 
 def std_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):

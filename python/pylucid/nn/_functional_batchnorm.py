@@ -98,8 +98,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     w = weight.repeat(n) if weight is not None else None
     b = bias.repeat(n) if bias is not None else None
     out = batch_norm(folded, rm, rv, w, b, use_input_stats, momentum, eps)
-    if use_input_stats and running_mean is not None and running_var is not None and rm is not None \
-            and rv is not None:
+    if use_input_stats and rm is not None and rv is not None:
         from ..autograd.grad_mode import no_grad
 
         with no_grad():
