@@ -7,11 +7,7 @@ import subprocess
 import sys
 
 import pytest
-<<<<<<< HEAD
-from pylucid.examples import _common, char_lm, digits_cnn, group_rms, make_corpus, norms, spirals
-=======
-from pylucid.examples import _common, char_lm, char_rnn, group_rms, make_corpus, norms, spirals
->>>>>>> main
+from pylucid.examples import _common, char_lm, char_rnn, digits_cnn, group_rms, make_corpus, norms, spirals
 
 
 def run(module, argv, capsys):
