@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from pylucid.examples import _common, char_lm, char_rnn, digits_cnn, group_rms, make_corpus, norms, spirals
+from pylucid.examples import (_common, char_lm, char_rnn, digits_cnn, group_rms, make_corpus, norms,
+                              spirals)
 
 
 def run(module, argv, capsys):
