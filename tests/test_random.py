@@ -69,6 +69,22 @@ def test_float32_normal_is_bit_identical_to_torch_avx2(n, mean, std):
 
 
 @needs_torch
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+def test_half_types_draw_float32_values_and_round(dt):
+    """Guards against half-type rand/randn drawing with their own mantissa width: PyTorch draws
+    float32 values and rounds them, so small seeded half tensors equal PyTorch's exactly.
+    (Known gap: for >= 16 elements with a ragged tail, the last 16 randn values and a few
+    in 1e3 rand values still differ from PyTorch's.)"""
+    ours, theirs = getattr(pylucid, dt), getattr(torch, dt)
+    for n in (3, 16, 32):
+        pylucid.manual_seed(n)
+        torch.manual_seed(n)
+        _same(pylucid.randn(n, dtype=ours).float(), torch.randn(n, dtype=theirs).float())
+        _same(pylucid.rand(n, dtype=ours).float(), torch.rand(n, dtype=theirs).float())
+        _same(pylucid.empty(n, dtype=ours).uniform_(-3, 2).float(), torch.empty(n, dtype=theirs).uniform_(-3, 2).float())
+
+
+@needs_torch
 def test_multinomial_matches_torch():
     """Guards against the two samplers (exponential race for no replacement or one sample,
     cumulative search with replacement) drawing in another order than PyTorch's."""

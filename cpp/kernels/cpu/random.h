@@ -1,6 +1,6 @@
 // Random fills over contiguous buffers, drawing from a Generator in PyTorch's order so a seeded
-// program gets PyTorch's numbers. The caller holds the generator's lock. Half types draw with
-// their own mantissa width (11 and 8 bits) and compute in float, as PyTorch does.
+// program gets PyTorch's numbers. The caller holds the generator's lock. uniform_/normal_ on
+// half types fill a float buffer that ops/random.cpp rounds, as PyTorch does.
 #pragma once
 #include <algorithm>
 #include <cmath>
