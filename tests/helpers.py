@@ -7,8 +7,8 @@
 3. the same on non-contiguous inputs (each input built transposed and transposed back);
 4. two backward calls accumulate into .grad (the second .grad is twice the first);
 5. float64 gradgradcheck: the op's backward is itself differentiable (create_graph=True), so
-   no op can join the table without double backward (double_backward=False only for an op whose
-   node raises "double backward is not implemented", which its test then asserts).
+   no op can join the table without double backward; and the gradients recorded under
+   create_graph=True equal the first-order (fused) ones (``check_double_backward``).
 """
 import numpy as np
 
@@ -43,6 +43,24 @@ def as_leaf(t):
     return t
 
 
+def check_double_backward(fn, leaves, atol=1e-10, rtol=1e-8):
+    """gradgradcheck of ``fn`` at ``leaves`` (float64, requiring grad), and the gradients that
+    create_graph=True records (a node's apply_graph) equal to the first-order ones (its fused
+    apply), for one random output gradient per floating output."""
+    assert pylucid.autograd.gradgradcheck(fn, leaves)
+    outs = fn(*leaves)
+    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+    outs = [o for o in outs if o.dtype.is_floating_point and o.requires_grad]
+    gos = [pylucid.from_numpy(RNG.standard_normal(tuple(o.shape))) for o in outs]
+    diff = [t for t in leaves if isinstance(t, pylucid.Tensor) and t.requires_grad]
+    plain = pylucid.autograd.grad(outs, diff, gos, retain_graph=True, allow_unused=True)
+    recorded = pylucid.autograd.grad(outs, diff, gos, create_graph=True, allow_unused=True)
+    for a, b in zip(plain, recorded):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(np.asarray(b.detach()), np.asarray(a), atol=atol, rtol=rtol)
+
+
 def check_op(fn, ref, shapes, positive=False, atol=1e-10, rtol=1e-8, check_noncontig=True,
              grad=True, double_backward=True):
     arrays = [rand_array(s, positive=positive) for s in shapes]
@@ -61,7 +79,7 @@ def check_op(fn, ref, shapes, positive=False, atol=1e-10, rtol=1e-8, check_nonco
         leaves = [as_leaf(non_contiguous(a) if nc else pylucid.from_numpy(a.copy())) for a in arrays]
         assert pylucid.autograd.gradcheck(fn, leaves)
         if not nc and double_backward:
-            assert pylucid.autograd.gradgradcheck(fn, leaves)
+            check_double_backward(fn, leaves)
     # accumulation over two backward calls
     leaves = [as_leaf(pylucid.from_numpy(a.copy())) for a in arrays]
     fn(*leaves).sum().backward()

@@ -54,7 +54,7 @@ def test_matches_composite_with_gradcheck(qs, ks, vs, causal):
     """Guards against a wrong probability recompute in the backward, a causal triangle cut at the
     wrong block edge (L = 40 spans two blocks), or batch dims that do not broadcast."""
     check_op(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
-             lambda q, k, v: sdpa_ref(q, k, v, causal=causal), [qs, ks, vs], double_backward=False)
+             lambda q, k, v: sdpa_ref(q, k, v, causal=causal), [qs, ks, vs])
 
 
 @pytest.mark.parametrize("mshape", [(5, 7), (2, 1, 1, 7), (3, 5, 1), (7,)])
@@ -64,7 +64,7 @@ def test_bool_mask(mshape):
     mask = RNG.random(mshape) > 0.3
     mt = pylucid.from_numpy(mask)
     check_op(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mt),
-             lambda q, k, v: sdpa_ref(q, k, v, mask=mask), [(2, 3, 5, 4), (2, 3, 7, 4), (2, 3, 7, 6)], double_backward=False)
+             lambda q, k, v: sdpa_ref(q, k, v, mask=mask), [(2, 3, 5, 4), (2, 3, 7, 4), (2, 3, 7, 6)])
 
 
 def test_float_mask_gets_its_gradient_and_scale():
@@ -88,7 +88,7 @@ def test_grouped_query_heads():
     mask = RNG.standard_normal((4, 5, 7))
     mt = pylucid.from_numpy(mask)
     check_op(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mt, enable_gqa=True),
-             lambda q, k, v: sdpa_ref(q, k, v, mask=mask, gqa=True), [(2, 4, 5, 4), (2, 2, 7, 4), (2, 2, 7, 6)], double_backward=False)
+             lambda q, k, v: sdpa_ref(q, k, v, mask=mask, gqa=True), [(2, 4, 5, 4), (2, 2, 7, 4), (2, 2, 7, 6)])
 
 
 def test_fully_masked_rows_give_zeros():

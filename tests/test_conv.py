@@ -79,7 +79,7 @@ def test_conv2d_matches_numpy_and_gradchecks(xs, ws, kw):
     """Guards against wrong im2col offsets for stride/padding/dilation, group slicing, and a
     wrong input, weight or bias gradient (including on strided inputs and accumulation)."""
     check_op(lambda x, w, b: F.conv2d(x, w, b, **kw), lambda x, w, b: ref_conv(x, w, b, **kw),
-             [xs, ws, (ws[0],)], double_backward=False)
+             [xs, ws, (ws[0],)])
 
 
 @pytest.mark.parametrize("xs,ws,kw", [
@@ -90,7 +90,7 @@ def test_conv2d_matches_numpy_and_gradchecks(xs, ws, kw):
 def test_conv1d_matches_numpy_and_gradchecks(xs, ws, kw):
     """Guards against the 1-d path (H = 1) mixing up which dim the sizes apply to."""
     check_op(lambda x, w, b: F.conv1d(x, w, b, **kw), lambda x, w, b: ref_conv(x, w, b, **kw),
-             [xs, ws, (ws[0],)], double_backward=False)
+             [xs, ws, (ws[0],)])
 
 
 @pytest.mark.parametrize("xs,ws,kw", [
@@ -104,14 +104,14 @@ def test_conv_transpose2d_matches_numpy_and_gradchecks(xs, ws, kw):
     transposed weight layout (C_in, C_out / groups, kH, kW) read the wrong way round."""
     g = kw.get("groups", 1)
     check_op(lambda x, w, b: F.conv_transpose2d(x, w, b, **kw), lambda x, w, b: ref_conv_transpose(x, w, b, **kw),
-             [xs, ws, (ws[1] * g,)], double_backward=False)
+             [xs, ws, (ws[1] * g,)])
 
 
 def test_conv_transpose1d_matches_numpy_and_gradchecks():
     """Guards against the 1-d transposed path."""
     kw = dict(stride=3, padding=1, output_padding=2)
     check_op(lambda x, w, b: F.conv_transpose1d(x, w, b, **kw), lambda x, w, b: ref_conv_transpose(x, w, b, **kw),
-             [(2, 3, 4), (3, 2, 3), (2,)], double_backward=False)
+             [(2, 3, 4), (3, 2, 3), (2,)])
 
 
 def test_same_and_valid_padding():
@@ -179,7 +179,7 @@ def test_pad_matches_numpy_and_gradchecks(mode, np_mode, pads):
     k = len(pads) // 2
     shape = (2, 3, 4, 5)[:k + 2]
     widths = [(0, 0)] * 2 + [(pads[2 * j], pads[2 * j + 1]) for j in reversed(range(k))]
-    check_op(lambda x: F.pad(x, pads, mode=mode), lambda x: np.pad(x, widths, mode=np_mode), [shape], double_backward=False)
+    check_op(lambda x: F.pad(x, pads, mode=mode), lambda x: np.pad(x, widths, mode=np_mode), [shape])
 
 
 def test_pad_constant_value_and_negative():

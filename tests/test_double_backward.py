@@ -144,7 +144,35 @@ def test_backward_create_graph_keeps_grad_graph():
     assert x.grad.tolist() == [6.0, 12.0]
 
 
-def test_double_backward_not_implemented_names_the_node():
-    y = t64([2.0, 3.0])
-    with pytest.raises(pylucid.LucidError, match="ProdBackward: double backward"):
-        pylucid.autograd.grad(y.prod(), y, create_graph=True)
+def test_higher_order_not_implemented_names_the_node():
+    """A fused double-backward node without a recorded backward of its own (third order through
+    rms_norm) must say so, naming the node, rather than return a wrong derivative."""
+    x = t64(RNG.standard_normal((2, 3)))
+    (g1,) = pylucid.autograd.grad(F.rms_norm(x, (3,), None, 1e-6).pow(3).sum(), x, create_graph=True)
+    with pytest.raises(pylucid.LucidError, match="RMSNormBackwardBackward: double backward"):
+        pylucid.autograd.grad(g1.pow(2).sum(), x, create_graph=True)
+
+
+@pytest.mark.parametrize("partial_ratio", [0.0, 0.3])
+def test_rms_norm_double_backward_one_pass_for_both_outputs(partial_ratio):
+    """Guards NOTE [one pass for both outputs]: the d_gamma node hands its gradient to the dx node
+    when that one is still to run; either root order, one root alone, and the sum of the separate
+    passes must all agree (float64), and float32 must follow float64."""
+    xa, wa, ga = RNG.standard_normal((6, 70)), RNG.standard_normal(70), RNG.standard_normal((6, 70))
+    ua, va = RNG.standard_normal((6, 70)), RNG.standard_normal(70)
+
+    def run(dtype, roots):
+        x, w, g = (pylucid.tensor(a, dtype=dtype, requires_grad=True) for a in (xa, wa, ga))
+        gx, gw = pylucid.autograd.grad(F.rms_norm(x, (70,), w, 1e-6, partial_ratio), (x, w), g, create_graph=True)
+        u, v = pylucid.tensor(ua, dtype=dtype), pylucid.tensor(va, dtype=dtype)
+        pick = {"both": ((gx, gw), (u, v)), "reversed": ((gw, gx), (v, u)), "dx": ((gx,), (u,)), "dw": ((gw,), (v,))}
+        outs, ups = pick[roots]
+        res = pylucid.autograd.grad(outs, (x, w, g), ups, allow_unused=True)
+        return [np.zeros(t.shape) if r is None else np.asarray(r) for r, t in zip(res, (x, w, g))]
+    both, rev = run(F64, "both"), run(F64, "reversed")
+    sep = [a + b for a, b in zip(run(F64, "dx"), run(F64, "dw"))]
+    for a, b, c in zip(both, rev, sep):
+        np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(b, c, rtol=1e-12, atol=1e-12)
+    for a, b in zip(run(pylucid.float32, "both"), both):
+        np.testing.assert_allclose(a, b, rtol=2e-4, atol=2e-4)

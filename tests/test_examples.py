@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from pylucid.examples import _common, char_lm, group_rms, make_corpus, norms, spirals
+from pylucid.examples import _common, char_lm, char_rnn, group_rms, make_corpus, norms, spirals
 
 
 def run(module, argv, capsys):
@@ -26,6 +26,14 @@ def test_spirals(capsys):
 def test_char_lm(capsys):
     """Guards against the language model not beating the unigram baseline, or missing output."""
     result, out = run(char_lm, ["--steps", "60"], capsys)
+    assert "unigram entropy baseline:" in out and "validation loss:" in out and "sample: at dawn, " in out
+    assert result["val_loss"] < result["unigram"] - 0.3
+    assert len(result["sample"]) == len("at dawn, ") + 200
+
+
+def test_char_rnn(capsys):
+    """Guards against the LSTM language model not beating the unigram baseline, or missing output."""
+    result, out = run(char_rnn, ["--steps", "60"], capsys)
     assert "unigram entropy baseline:" in out and "validation loss:" in out and "sample: at dawn, " in out
     assert result["val_loss"] < result["unigram"] - 0.3
     assert len(result["sample"]) == len("at dawn, ") + 200

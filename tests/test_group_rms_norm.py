@@ -176,9 +176,8 @@ def test_bad_channel_groups(groups, match):
 
 @pytest.mark.parametrize("shape,match", [
     ((2, 4), "channel_groups has 3 entries but input"),
-    ((3,), r"expected input of shape \(B, C\) or \(B, C, 1\)"),
-    ((2, 3, 2), r"expected input of shape \(B, C\) or \(B, C, 1\)"),
-    ((2, 3, 1, 1), r"expected input of shape \(B, C\) or \(B, C, 1\)"),
+    ((3,), r"expected input of shape \(B, C\) or \(B, C, \*spatial\)"),
+    ((2, 4, 2), "channel_groups has 3 entries but input"),
 ])
 def test_bad_input_shapes(shape, match):
     """Guards against an input whose channel count or rank does not fit the groups."""
@@ -233,3 +232,37 @@ def test_matches_seed_formulation_in_torch(dt, rtol, atol, three_d):
     np.testing.assert_allclose(np.asarray(py.detach()), ty.detach().numpy(), rtol=rtol, atol=atol)
     np.testing.assert_allclose(np.asarray(pdx), tdx.numpy(), rtol=rtol, atol=atol * 10)
     np.testing.assert_allclose(np.asarray(pdg), tdg.numpy(), rtol=rtol, atol=atol * 10)
+
+
+def ref_group_rms_norm_spatial(x, groups, gamma=None, eps=1e-6):
+    """Feature maps: one statistic per (sample, group) over the group's channels at every spatial
+    position, i.e. the (B, C) composite on x folded to (B * S, C) with the sums taken over S too."""
+    groups = np.asarray(groups)
+    B, C = x.shape[:2]
+    x3 = x.reshape(B, C, -1)
+    G = groups.max() + 1
+    sums = np.zeros((B, G))
+    np.add.at(sums.T, groups, (x3**2).sum(2).T)
+    ms = sums / (np.bincount(groups, minlength=G) * x3.shape[2])
+    y = x3 / np.sqrt(ms + eps)[:, groups, None]
+    if gamma is not None:
+        y = y * gamma[groups][None, :, None]
+    return y.reshape(x.shape)
+
+
+@pytest.mark.parametrize("shape", [(2, 5, 3), (2, 5, 2, 3)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_feature_maps(shape, affine):
+    """Guards against feature maps (B, C, *spatial) being rejected, or statistics taken per
+    spatial position or per channel instead of per (sample, group) over all positions."""
+    groups = [1, 0, 1, 2, 0]
+    if affine:
+        check_op(lambda x, g: F.group_rms_norm(x, groups, g), lambda x, g: ref_group_rms_norm_spatial(x, groups, g),
+                 [shape, (3,)])
+    else:
+        check_op(lambda x: F.group_rms_norm(x, groups), lambda x: ref_group_rms_norm_spatial(x, groups), [shape])
+    x = RNG.standard_normal((3, 5, 1))
+    np.testing.assert_array_equal(np.asarray(F.group_rms_norm(pylucid.tensor(x), groups)),
+                                  np.asarray(F.group_rms_norm(pylucid.tensor(x[..., 0]), groups))[..., None])
+    y = pylucid.nn.GroupRMSNorm(groups)(pylucid.randn(2, 5, 4, 4, requires_grad=True))
+    assert y.shape == (2, 5, 4, 4) and y.grad_fn.name() == "GroupRMSNormBackward" and y.grad_fn.S == 16

@@ -100,7 +100,7 @@ def test_module():
     assert pylucid.nn.LayerNorm(3, bias=False).bias is None
     plain = pylucid.nn.LayerNorm(3, elementwise_affine=False)
     assert plain.weight is None and plain.bias is None and list(plain.parameters()) == []
-    assert repr(plain) == "LayerNorm((3,), eps=1e-05, elementwise_affine=False)"
+    assert repr(plain) == "LayerNorm((3,), eps=1e-05, elementwise_affine=False, bias=False)"  # as torch 2.x
 
 
 @pytest.mark.parametrize("kwargs,match", [

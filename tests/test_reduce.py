@@ -256,15 +256,25 @@ def test_prod_gradient_with_zeros():
     x = pylucid.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.0, 2.0, 4.0]], dtype=F64, requires_grad=True)
     x.prod(1).sum().backward()
     assert x.grad.tolist() == [[0.0, 6.0, 0.0], [0.0, 0.0, 0.0], [8.0, 4.0, 2.0]]
-    # prod has no double backward yet (the exact form with zeros needs its own kernel): it must
-    # say so instead of returning a wrong second derivative.
-    check_op(lambda t: t.prod(1), lambda a: a.prod(axis=1), [(3, 4)], double_backward=False)
-    check_op(lambda t: t.prod(), lambda a: a.prod(), [(2, 3)], double_backward=False)
-    check_op(lambda t: t.prod(0, keepdim=True), lambda a: a.prod(axis=0, keepdims=True), [(2, 3)],
-             double_backward=False)
-    y = pylucid.tensor([2.0, 3.0], dtype=F64, requires_grad=True)
-    with pytest.raises(pylucid.LucidError, match="ProdBackward: double backward"):
-        pylucid.autograd.grad(y.prod(), y, create_graph=True)
+    check_op(lambda t: t.prod(1), lambda a: a.prod(axis=1), [(3, 4)])
+    check_op(lambda t: t.prod(), lambda a: a.prod(), [(2, 3)])
+    check_op(lambda t: t.prod(0, keepdim=True), lambda a: a.prod(axis=0, keepdims=True), [(2, 3)])
+
+
+@pytest.mark.parametrize("zeros", [0, 1, 2])
+def test_prod_double_backward_with_zeros(zeros):
+    """Guards the second derivative of prod where slices hold one or two zeros (g * prod / x
+    would give NaN there): the Hessian of a 4-element product is prod over the other two."""
+    a = np.array([2.0, -3.0, 0.5, 1.5])
+    a[:zeros] = 0.0
+    x = pylucid.tensor(a, dtype=F64, requires_grad=True)
+    assert pylucid.autograd.gradgradcheck(lambda t: t.prod(), (x,))
+    (g,) = pylucid.autograd.grad(x.prod(), x, create_graph=True)
+    H = np.stack([np.asarray(pylucid.autograd.grad(g[i], x, retain_graph=True)[0]) for i in range(4)])
+    ref = np.array([[0.0 if i == j else np.prod(np.delete(a, [i, j])) for j in range(4)] for i in range(4)])
+    np.testing.assert_allclose(H, ref, rtol=1e-12, atol=0)
+    xs = pylucid.tensor(np.stack([a, a[::-1]]), dtype=F64, requires_grad=True)
+    assert pylucid.autograd.gradgradcheck(lambda t: t.prod(1), (xs,))
 
 
 def test_norm_variants():

@@ -93,7 +93,7 @@ def fix(text: str) -> str:
         if cls == "Tensor":
             line = line.replace("def grad(self) -> Tensor:", "def grad(self) -> Tensor | None:")
             line = line.replace("def grad_fn(self) -> Node:", "def grad_fn(self) -> Node | None:")
-            line = line.replace("def shape(self) -> tuple:", "def shape(self) -> tuple[int, ...]:")
+            line = line.replace("def shape(self) -> tuple:", "def shape(self) -> tuple[builtins.int, ...]:")
         out.append(line)
     text = "\n".join(out)
     # The enum under a name that class bodies (Tensor.dtype is a property) do not shadow.

@@ -94,7 +94,20 @@ void check_anomaly(const Node& n, const std::vector<TensorImplPtr>& outs) {
   }
 }
 
+// The dependency counts of the innermost backward pass on this thread (nodes leave it as they run).
+thread_local std::unordered_map<Node*, int>* tl_pending = nullptr;
+
+struct PendingScope {
+  std::unordered_map<Node*, int>* prev;
+  explicit PendingScope(std::unordered_map<Node*, int>* d) : prev(tl_pending) { tl_pending = d; }
+  ~PendingScope() { tl_pending = prev; }
+};
+
 }  // namespace
+
+bool Engine::pending(const Node* n) {
+  return tl_pending && tl_pending->count(const_cast<Node*>(n)) > 0;
+}
 
 std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& roots,
                                             const std::vector<TensorImplPtr>& grads,
@@ -151,6 +164,7 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
   std::vector<Node*> ready;
   for (auto& n : stack)
     if (deps[n.get()] == 0) ready.push_back(n.get());
+  PendingScope pending_scope(&deps);
 
   while (!ready.empty()) {
     Node* n = ready.back();
@@ -181,7 +195,11 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
         if (anomaly) check_anomaly(*n, outs);
         for (auto& [id, h] : n->post_hooks) h(outs, g);
       }
+    } else if (n->has_deferred()) {
+      outs = n->run(nullptr);
+      if (anomaly) check_anomaly(*n, outs);
     }
+    deps.erase(n);
     for (size_t i = 0; i < edges.size(); ++i) {
       Node* next = edges[i].fn.get();
       if (!next) continue;

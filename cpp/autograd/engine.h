@@ -19,6 +19,10 @@ struct Engine {
                                              bool retain_graph,
                                              const std::vector<TensorImplPtr>& inputs = {},
                                              bool create_graph = false);
+  // True while the innermost backward pass running on this thread has discovered `n` and not yet
+  // run it: a node whose work a sibling can do in the same kernel pass (the two outputs of a
+  // fused backward) may then hand its gradient to that sibling instead of running its own.
+  static bool pending(const Node* n);
 };
 
 }  // namespace lucid

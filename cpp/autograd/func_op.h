@@ -55,7 +55,7 @@ struct AutogradNode : Node {
       if constexpr (requires { d.apply_graph(grad_out); }) {
         return d.apply_graph(grad_out);
       } else {
-        bool needs_graph = grad_out->requires_grad;
+        bool needs_graph = grad_out && grad_out->requires_grad;
         for (auto& s : saved_) needs_graph = needs_graph || (s && s->requires_grad);
         LUCID_CHECK(!needs_graph, d.name(), ": double backward (create_graph=True) is not implemented");
         NoGradGuard no_grad;

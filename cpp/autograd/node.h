@@ -51,6 +51,10 @@ struct Node : std::enable_shared_from_this<Node> {
   virtual std::vector<TensorImplPtr> run(const TensorImplPtr& grad_out) = 0;
   // Frees saved state after a backward without retain_graph.
   virtual void release_saved() { next_edges.clear(); }
+  // True when another node handed this one work to do in the current backward pass (see
+  // Engine::pending): the engine then runs it even if no gradient reached its output, with
+  // grad_out null.
+  virtual bool has_deferred() const { return false; }
 };
 
 // A process-wide id for hook handles.

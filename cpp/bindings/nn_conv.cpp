@@ -1,9 +1,11 @@
-// Convolution from Python: `_C._conv` and `_C._conv_transpose` (wrapped with PyTorch's
-// signatures in pylucid/nn/_functional_conv.py). Size arguments arrive as an int or a tuple of
+// Convolution, padding and pooling from Python: `_C._conv`, `_C._conv_transpose`, `_C._pad`,
+// `_C._pool` and `_C._adaptive_pool` (wrapped with PyTorch's signatures in
+// pylucid/nn/_functional_conv.py and _functional_pool.py). Size arguments arrive as an int or a tuple of
 // `dims` ints and are parsed here, so a small layer's call costs one crossing.
 #include "bindings/common.h"
 #include "ops/conv.h"
 #include "ops/pad.h"
+#include "ops/pool.h"
 
 namespace lucid::bindings {
 
@@ -104,6 +106,73 @@ LUCID_BINDING(nn_conv, 22) {
         return maybe_nogil(x->numel(), [&] { return pad(x, p, mode, value, op.c_str()); });
       },
       py::arg("input"), py::arg("pad"), py::arg("mode"), py::arg("value"), py::arg("op"));
+
+  m.def(
+      "_pool",
+      [](T x, const std::string& kind, py::handle kernel, py::handle stride, py::handle padding, py::handle dilation,
+         bool ceil_mode, bool count_include_pad, py::handle divisor_override, int dims, const std::string& op) {
+        const char* name = op.c_str();
+        LUCID_CHECK(kind == "max" || kind == "avg", name, ": unknown pooling kind '", kind, "'");
+        PoolSpec s;
+        s.dims = dims_of(dims, name);
+        s.kind = kind == "max" ? PoolKind::Max : PoolKind::Avg;
+        s.kernel = pair_arg(kernel, dims, 1, "kernel_size", name);
+        s.stride = pair_arg(stride, dims, 1, "stride", name);
+        s.padding = pair_arg(padding, dims, 0, "padding", name);
+        s.dilation = pair_arg(dilation, dims, 1, "dilation", name);
+        s.ceil_mode = ceil_mode;
+        s.count_include_pad = count_include_pad;
+        if (!divisor_override.is_none()) {
+          s.divisor_override = int_arg(divisor_override, "divisor_override", name);
+          LUCID_CHECK(s.divisor_override != 0, name, ": divisor must be not zero");
+        }
+        auto r = maybe_nogil(x->numel(), [&] { return pool(x, s, name); });
+        return py::make_tuple(r[0], r[1] ? py::cast(r[1]) : py::none());
+      },
+      py::arg("input"), py::arg("kind"), py::arg("kernel_size"), py::arg("stride"), py::arg("padding"),
+      py::arg("dilation"), py::arg("ceil_mode"), py::arg("count_include_pad"), py::arg("divisor_override"),
+      py::arg("dims"), py::arg("op"));
+  m.def(
+      "_adaptive_pool",
+      [](T x, const std::string& kind, py::handle output_size, int dims, const std::string& op) {
+        const char* name = op.c_str();
+        LUCID_CHECK(kind == "max" || kind == "avg", name, ": unknown pooling kind '", kind, "'");
+        PoolSpec s;
+        s.dims = dims_of(dims, name);
+        s.kind = kind == "max" ? PoolKind::AdaptiveMax : PoolKind::AdaptiveAvg;
+        // An int, or a tuple of ints where None keeps that dim's input size (-1).
+        auto one = [&](py::handle v) -> int64_t {
+          if (v.is_none()) return -1;
+          const int64_t n = int_arg(v, "output_size", name);
+          LUCID_CHECK(n >= 0, name, ": output_size must be non-negative, got ", n);
+          return n;
+        };
+        if (py::isinstance<py::tuple>(output_size) || py::isinstance<py::list>(output_size)) {
+          py::sequence q = py::reinterpret_borrow<py::sequence>(output_size);
+          LUCID_CHECK_SHAPE(int(q.size()) == dims, name, ": output_size must be an int or a tuple of ", dims,
+                            " ints, got ", q.size(), " values");
+          s.output_size = dims == 1 ? std::array<int64_t, 2>{1, one(q[0])} : std::array<int64_t, 2>{one(q[0]), one(q[1])};
+        } else {
+          LUCID_CHECK(!output_size.is_none(), name, ": output_size must be an int or a tuple of ", dims,
+                      " ints, got None");
+          const int64_t v = one(output_size);
+          s.output_size = {dims == 1 ? 1 : v, v};
+        }
+        auto r = maybe_nogil(x->numel(), [&] { return pool(x, s, name); });
+        return py::make_tuple(r[0], r[1] ? py::cast(r[1]) : py::none());
+      },
+      py::arg("input"), py::arg("kind"), py::arg("output_size"), py::arg("dims"), py::arg("op"));
+
+  py::class_<PoolBackward, Node, std::shared_ptr<PoolBackward>> plb(
+      m, "PoolBackward",
+      "Backward node of max/avg/adaptive pooling: the adjoint of the pooling's linear map (a scatter-add at the "
+      "saved argmax indices, or the window averages spread back); its name() names the pooling "
+      "(MaxPool2DWithIndicesBackward, AvgPool2DBackward, ...).");
+  const OpSchema& plsch = PoolBackward::schema_v1;
+  std::string pldoc = str("The registered schema: ", plsch.name, ", version ", plsch.version, ", ",
+                          amp_policy_name(plsch.amp_policy), ".");
+  plb.def_property_readonly_static(
+      "schema_v1", py::cpp_function([](py::object) { return PoolBackward::schema_v1; }, py::doc(pldoc.c_str())));
 
   py::class_<PadBackward, Node, std::shared_ptr<PadBackward>> pb(
       m, "PadBackward", "Backward node of pad: scatter-adds the gradient back through the padding's index maps.");

@@ -1,8 +1,10 @@
 // The normalisation family from Python: the functional entry points behind
-// pylucid.nn.functional.{rms_norm, group_rms_norm, layer_norm} (every argument explicit: the
+// pylucid.nn.functional.{rms_norm, group_rms_norm, layer_norm, batch_norm, group_norm} (every argument explicit: the
 // defaults live in the Python signatures) and the backward node classes with their saved state.
 #include "autograd/grad_mode.h"
 #include "bindings/common.h"
+#include "ops/batch_norm.h"
+#include "ops/group_norm.h"
 #include "ops/group_rms_norm.h"
 #include "ops/layer_norm.h"
 #include "ops/rms_norm.h"
@@ -97,6 +99,54 @@ LUCID_BINDING(nn_norm, 20) {
       },
       py::arg("channel_groups"), py::arg("eps"));
 
+  m.def(
+      "_batch_norm",
+      [](const TensorImplPtr& x, const OptTensor& running_mean, const OptTensor& running_var, const OptTensor& weight,
+         const OptTensor& bias, bool training, double momentum, double eps) {
+        return maybe_nogil(work_of(x), [&] {
+          return batch_norm(x, opt(weight), opt(bias), opt(running_mean), opt(running_var), training, momentum, eps);
+        });
+      },
+      py::arg("input"), py::arg("running_mean"), py::arg("running_var"), py::arg("weight"), py::arg("bias"),
+      py::arg("training"), py::arg("momentum"), py::arg("eps"));
+  m.def(
+      "_group_norm",
+      [](const TensorImplPtr& x, int64_t num_groups, const OptTensor& weight, const OptTensor& bias, double eps) {
+        return maybe_nogil(work_of(x), [&] { return group_norm(x, num_groups, opt(weight), opt(bias), eps); });
+      },
+      py::arg("input"), py::arg("num_groups"), py::arg("weight"), py::arg("bias"), py::arg("eps"));
+
+  py::class_<BatchNormBackward, Node, std::shared_ptr<BatchNormBackward>> bn(
+      m, "BatchNormBackward",
+      "Backward node of batch_norm: saves x, weight, the per-channel mean and reciprocal std (batch "
+      "statistics in training, running statistics in eval); apply(grad_out) returns (dx, d_weight, d_bias).");
+  def_schema_v1<BatchNormBackward>(bn);
+  bn.def_property_readonly("saved_mean", [](const BatchNormBackward& n) { return n.saved_mean_; },
+                           "Per-channel mean used to normalise, a Tensor of shape (C,); None once freed.")
+      .def_property_readonly("saved_rstd", [](const BatchNormBackward& n) { return n.saved_rstd_; },
+                             "Per-channel 1 / sqrt(var + eps), a Tensor of shape (C,); None once freed.")
+      .def_property_readonly("training", [](const BatchNormBackward& n) { return n.training_; },
+                             "Whether batch statistics were used (their gradient flows into dx).")
+      .def_property_readonly("eps", [](const BatchNormBackward& n) { return n.eps_; },
+                             "The eps added to the variance, a float.")
+      .def("apply", &apply_from_python<BatchNormBackward>, py::arg("grad_out"),
+           "(dx, d_weight, d_bias) for grad_out (None where not needed).");
+
+  py::class_<GroupNormBackward, Node, std::shared_ptr<GroupNormBackward>> gn(
+      m, "GroupNormBackward",
+      "Backward node of group_norm (and of instance_norm without running statistics): saves x, weight, "
+      "the mean and reciprocal std per (sample, group); apply(grad_out) returns (dx, d_weight, d_bias).");
+  def_schema_v1<GroupNormBackward>(gn);
+  gn.def_property_readonly("saved_mean", [](const GroupNormBackward& n) { return n.saved_mean_; },
+                           "Mean per (sample, group), a Tensor of shape (N, G); None once freed.")
+      .def_property_readonly("saved_rstd", [](const GroupNormBackward& n) { return n.saved_rstd_; },
+                             "1 / sqrt(var + eps) per (sample, group), a Tensor of shape (N, G); None once freed.")
+      .def_property_readonly("G", [](const GroupNormBackward& n) { return n.G_; }, "Number of groups.")
+      .def_property_readonly("eps", [](const GroupNormBackward& n) { return n.eps_; },
+                             "The eps added to the variance, a float.")
+      .def("apply", &apply_from_python<GroupNormBackward>, py::arg("grad_out"),
+           "(dx, d_weight, d_bias) for grad_out (None where not needed).");
+
   py::class_<RMSNormBackward, Node, std::shared_ptr<RMSNormBackward>> rms(
       m, "RMSNormBackward",
       "Backward node of rms_norm (RMSNorm and partial RMSNorm): saves x, gamma and the per-slice "
@@ -140,6 +190,8 @@ LUCID_BINDING(nn_norm, 20) {
                              "Rows of the input (its dim 0).")
       .def_property_readonly("C", [](const GroupRMSNormBackward& n) { return n.C_; },
                              "Channels of the input (its dim 1).")
+      .def_property_readonly("S", [](const GroupRMSNormBackward& n) { return n.S_; },
+                             "Spatial positions per channel (the product of the dims after C; 1 for (B, C)).")
       .def_property_readonly("G", [](const GroupRMSNormBackward& n) { return n.G_; },
                              "Number of channel groups (max group id + 1).")
       .def_property_readonly("eps", [](const GroupRMSNormBackward& n) { return n.eps_; },

@@ -161,12 +161,26 @@ LUCID_BINDING(ops_math, 10) {
                       ">>> import pylucid\n>>> pylucid.tensor([-1.0, 2.0]).relu().tolist()\n[0.0, 2.0]"},
       {"sign", &sign, "-1, 0 or 1 by the sign of input (0 for NaN); records no gradient."},
       {"isnan", &isnan, "Bool tensor: True where input is NaN."},
-      {"isfinite", &isfinite, "Bool tensor: True where input is neither inf nor NaN."}};
+      {"isfinite", &isfinite, "Bool tensor: True where input is neither inf nor NaN."},
+      {"log1p", &log1p, "log(1 + input), accurate for small input (integers promote to float32)."},
+      {"expm1", &expm1, "exp(input) - 1, accurate for small input (integers promote to float32)."},
+      {"erf", &erf, "The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt (integers promote to float32)."},
+      {"floor", &floor, "Largest integer <= input, in input's dtype (integers pass through); zero gradient."},
+      {"ceil", &ceil, "Smallest integer >= input, in input's dtype (integers pass through); zero gradient."},
+      {"trunc", &trunc, "input rounded toward zero, in input's dtype (integers pass through); zero gradient."},
+      {"fix", &trunc, "Alias of trunc."}};
   for (const auto& u : unary) {
     auto fn = u.fn;
     m.def(u.name, [fn](T x) { return fn(x); }, py::arg("input"), u.doc);
     def_method(u.name, [fn](T x) { return fn(x); }, u.doc);
   }
+  const char* round_doc =
+      "Round half to even, in input's dtype (floating inputs); decimals rounds to that many decimal places "
+      "(negative: to tens, hundreds, ...). Zero gradient.\n\n"
+      ">>> import pylucid\n>>> pylucid.round(pylucid.tensor([0.5, 1.5, 1.26], dtype=pylucid.float64), decimals=1).tolist()\n[0.5, 1.5, 1.3]\n>>> pylucid.round(pylucid.tensor([0.5, 1.5, 2.5])).tolist()\n[0.0, 2.0, 2.0]";
+  auto round_fn = [](T x, int64_t decimals) { return round(x, decimals); };
+  m.def("round", round_fn, py::arg("input"), py::kw_only(), py::arg("decimals") = 0, round_doc);
+  def_method("round", round_fn, py::kw_only(), py::arg("decimals") = 0, round_doc);
   def_method("__neg__", [](T x) { return neg(x); });
   def_method("__abs__", [](T x) { return abs(x); });
   const char* relu_doc = "relu in place (no autograd: refused on a tensor that requires grad).";
@@ -266,7 +280,7 @@ LUCID_BINDING(ops_math, 10) {
   auto lse = [](T x, py::handle dim, bool keepdim) { return logsumexp(x, dims_arg(dim, "logsumexp"), keepdim); };
   const char* lse_doc = "log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) "
                         "with m the maximum, so large inputs do not overflow.\n\n"
-                        ">>> import pylucid\n>>> round(pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item(), 3)\n1000.693";
+                        ">>> import pylucid\n>>> print(f\"{pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item():.3f}\")\n1000.693";
   m.def("logsumexp", lse, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, lse_doc);
   def_method("logsumexp", lse, py::arg("dim") = py::none(), py::arg("keepdim") = false, lse_doc);
   auto prd = [](T x, py::handle dim, bool keepdim) { return prod(x, opt_dim(dim, "prod"), keepdim); };

@@ -7,7 +7,13 @@
 
 #include "core/autocast.h"
 #include "kernels/cpu/attention.h"
+#include "ops/binary.h"
 #include "ops/factory.h"
+#include "ops/grad_graph.h"
+#include "ops/join.h"
+#include "ops/matmul.h"
+#include "ops/softmax.h"
+#include "ops/view.h"
 #include "ops/reduce.h"
 
 namespace lucid {
@@ -286,6 +292,86 @@ std::vector<TensorImplPtr> ScaledDotProductAttentionBackward::apply(const Tensor
   if (needs_input_grad(1)) grads[1] = grad_back(dk, p.k->shape, in_shapes_[1], in_dtypes_[1]);
   if (needs_input_grad(2)) grads[2] = grad_back(dv, p.v->shape, in_shapes_[2], in_dtypes_[2]);
   if (want_mask) grads[3] = grad_back(dm, p.m->shape, in_shapes_[3], in_dtypes_[3]);
+  return grads;
+}
+
+std::vector<TensorImplPtr> ScaledDotProductAttentionBackward::apply_graph(const TensorImplPtr& grad_out) {
+  LUCID_CHECK(saved_out_->version() == out_version_, name(),
+              ": the output was modified by an in-place operation (version ", saved_out_->version(), ", saved at ",
+              out_version_, ")");
+  const TensorImplPtr &qs = saved_[0], &ks = saved_[1], &vs = saved_[2], &ms = saved_[3];
+  const DType kd = qs->dtype;
+  const int64_t E = qs->shape.back(), L = qs->shape[qs->ndim() - 2], S = ks->shape[ks->ndim() - 2];
+  const int64_t g = gqa_ ? qs->shape[qs->ndim() - 3] / ks->shape[ks->ndim() - 3] : 1;
+  auto q = saved_input_graph(qs, next_edges[0], in_shapes_[0], in_dtypes_[0]);
+  auto k = saved_input_graph(ks, next_edges[1], in_shapes_[1], in_dtypes_[1]);
+  auto v = saved_input_graph(vs, next_edges[2], in_shapes_[2], in_dtypes_[2]);
+  auto m = ms && next_edges.size() > 3 ? saved_input_graph(ms, next_edges[3], in_shapes_[3], in_dtypes_[3]) : ms;
+  // GQA: kv head h serves query heads h * g .. h * g + g - 1 (repeat each head g times).
+  auto repeat_heads = [g](const TensorImplPtr& t) {
+    if (g == 1) return t;
+    Shape rep = t->shape;
+    rep.insert(rep.end() - 2, g);
+    Shape out = t->shape;
+    out[out.size() - 3] *= g;
+    return reshape(expand(unsqueeze(t, t->ndim() - 2), rep), out);
+  };
+  auto unrepeat = [g](const TensorImplPtr& t) {
+    if (g == 1) return t;
+    Shape split = t->shape;
+    split[split.size() - 3] /= g;
+    split.insert(split.end() - 2, g);
+    return sum(reshape(t, split), {int64_t(split.size()) - 3}, false);
+  };
+  auto kr = repeat_heads(k), vr = repeat_heads(v);
+  auto scale = scalar_tensor(E == 0 ? 1.0 : scale_, kd);
+  auto s = mul(matmul(q, transpose(kr, -1, -2)), scale);
+  if (m) s = add(s, m);
+  if (causal_) {  // key j <= query i (top-left aligned): a constant additive mask
+    auto cm = empty({L, S}, kd);  // kd is float32 or float64
+    auto fill = [&]<class T>(T* c) {
+      for (int64_t i = 0; i < L; ++i)
+        for (int64_t j = 0; j < S; ++j) c[i * S + j] = j <= i ? T(0) : -std::numeric_limits<T>::infinity();
+    };
+    if (kd == DType::Float64) fill(cm->data<double>());
+    else fill(cm->data<float>());
+    s = add(s, cm);
+  }
+  // A row with no attended key has zero probabilities (and gradients), as the forward kernel.
+  TensorImplPtr dead;
+  {
+    NoGradGuard no_grad;
+    auto d = compare(amax(s, {-1}, /*keepdim=*/true), scalar_tensor(-std::numeric_limits<double>::infinity(), kd),
+                     CompareOp::Eq);
+    if (item_as_double(sum(d, {}, false), name()) > 0) dead = d;
+  }
+  auto zero = scalar_tensor(0.0, kd);
+  if (dead) s = where(dead, zero, s);
+  auto p = softmax(s, -1);
+  if (dead) p = where(dead, zero, p);
+  TensorImplPtr keep;
+  if (saved_keep_) {
+    NoGradGuard no_grad;
+    keep = mul(reshape(cast_raw(saved_keep_, kd), p->shape), scalar_tensor(keep_scale_, kd));
+  }
+  auto pd = keep ? mul(p, keep) : p;
+  auto go = reshape(to(grad_out, kd, false), with(Shape(p->shape.begin(), p->shape.end() - 2), {L, vs->shape.back()}));
+  std::vector<TensorImplPtr> grads(4);
+  if (needs_input_grad(2)) grads[2] = grad_for_graph(unrepeat(matmul(transpose(pd, -1, -2), go)), in_shapes_[2],
+                                                     in_dtypes_[2]);
+  const bool want_mask = needs_input_grad(3) && ms;
+  if (needs_input_grad(0) || needs_input_grad(1) || want_mask) {
+    auto dp = matmul(go, transpose(vr, -1, -2));
+    if (keep) dp = mul(dp, keep);
+    auto ds = mul(p, sub(dp, sum(mul(dp, p), {-1}, /*keepdim=*/true)));
+    if (needs_input_grad(0)) grads[0] = grad_for_graph(mul(matmul(ds, kr), scale), in_shapes_[0], in_dtypes_[0]);
+    if (needs_input_grad(1))
+      grads[1] = grad_for_graph(unrepeat(mul(matmul(transpose(ds, -1, -2), q), scale)), in_shapes_[1], in_dtypes_[1]);
+    if (want_mask) {
+      // The mask broadcast into (batch, L, S), possibly after head splitting: sum back to its shape.
+      grads[3] = grad_for_graph(ds, in_shapes_[3], in_dtypes_[3]);
+    }
+  }
   return grads;
 }
 

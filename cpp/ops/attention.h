@@ -32,6 +32,10 @@ struct ScaledDotProductAttentionBackward : FuncOp<ScaledDotProductAttentionBackw
   DType in_dtypes_[4] = {};
   const char* name() const override { return "ScaledDotProductAttentionBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: the probabilities recomputed with recorded ops (matmul, softmax) and the
+  // standard attention backward written on them: dv = P^T g, dP = g v^T, dS = P (dP - rowsum(dP P)),
+  // dq = scale dS k, dk = scale dS^T q, d mask = dS.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_out_.reset(), saved_lse_.reset(), saved_keep_.reset();
     AutogradNode::release_saved();

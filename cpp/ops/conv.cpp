@@ -7,6 +7,7 @@
 #include "core/autocast.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/matmul.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -251,26 +252,27 @@ TensorImplPtr convolution(const TensorImplPtr& x, const TensorImplPtr& weight, c
   return cast_raw(y, cd);
 }
 
-std::vector<TensorImplPtr> ConvolutionBackward::apply(const TensorImplPtr& grad_out) {
-  const TensorImplPtr &x = saved_[0], &w = saved_[1];
-  LUCID_CHECK_DTYPE(grad_out != nullptr, "ConvolutionBackward: grad_out is None");
-  const bool need_dx = needs_input_grad(0), need_dw = needs_input_grad(1), need_db = needs_input_grad(2);
-  if (!need_dx && !need_dw && !need_db) return {nullptr, nullptr, nullptr};
-  Plan p = make_plan(x, w, nullptr, spec_, "ConvolutionBackward");
+namespace {
+
+// {dx, dW, db} (raw, in the working dtype wd) of a convolution with input x, weight w and
+// output gradient gy; nullptr where not asked for.
+std::array<TensorImplPtr, 3> conv_grads(const TensorImplPtr& x, const TensorImplPtr& w, const TensorImplPtr& grad_out,
+                                        const ConvSpec& spec, const Shape& bias_shape, DType wd, bool need_dx,
+                                        bool need_dw, bool need_db) {
+  Plan p = make_plan(x, w, nullptr, spec, "ConvolutionBackward");
   LUCID_CHECK_SHAPE(grad_out->shape == p.y_shape, "ConvolutionBackward: grad_out shape ", shape_str(grad_out->shape),
                     " does not match the output shape ", shape_str(p.y_shape));
   LUCID_CHECK_DTYPE(is_floating(grad_out->dtype), "ConvolutionBackward: expected a floating grad_out, got ",
                     dtype_name(grad_out->dtype));
-  const DType wd = is_half(compute_dtype_) ? DType::Float32 : compute_dtype_;
   auto xc = contiguous_raw(cast_raw(x, wd));
   auto wc = contiguous_raw(cast_raw(w, wd));
   auto gy = contiguous_raw(cast_raw(grad_out, wd));
   auto dx = need_dx ? empty(x->shape, wd) : nullptr;
   auto dw = need_dw ? empty(w->shape, wd) : nullptr;
-  auto db = need_db ? empty(bias_shape_, wd) : nullptr;
+  auto db = need_db ? empty(bias_shape, wd) : nullptr;
   const ConvGeom& g = p.geom;
   auto run = [&]<class T>() {
-    if (!spec_.transposed) {
+    if (!spec.transposed) {
       // Image = x (Cx channels), grid = y: dx = col2im(W^T dy), dW = dy im2col(x)^T.
       gemm_col2im<T>(gy->data<T>(), g, p.N, p.G, wc->data<T>(), p.Cy, mptr<T>(dx), xc->data<T>(), mptr<T>(dw));
       if (db) kernels::bias_grad<T>(gy->data<T>(), p.N, p.Cy, g.OH * g.OW, db->data<T>());
@@ -298,8 +300,74 @@ std::vector<TensorImplPtr> ConvolutionBackward::apply(const TensorImplPtr& grad_
   };
   if (wd == DType::Float32) run.template operator()<float>();
   else run.template operator()<double>();
+  return {dx, dw, db};
+}
+
+}  // namespace
+
+std::vector<TensorImplPtr> ConvolutionBackward::apply(const TensorImplPtr& grad_out) {
+  const TensorImplPtr &x = saved_[0], &w = saved_[1];
+  LUCID_CHECK_DTYPE(grad_out != nullptr, "ConvolutionBackward: grad_out is None");
+  const bool need_dx = needs_input_grad(0), need_dw = needs_input_grad(1), need_db = needs_input_grad(2);
+  if (!need_dx && !need_dw && !need_db) return {nullptr, nullptr, nullptr};
+  const DType wd = is_half(compute_dtype_) ? DType::Float32 : compute_dtype_;
+  auto [dx, dw, db] = conv_grads(x, w, grad_out, spec_, bias_shape_, wd, need_dx, need_dw, need_db);
   return {dx ? cast_raw(dx, x_dtype_) : nullptr, dw ? cast_raw(dw, w_dtype_) : nullptr,
           db ? cast_raw(db, bias_dtype_) : nullptr};
+}
+
+// The convolution is bilinear, y = C(x, W) + b, with dx = C(., W)^T g and dW = C(x, .)^T g. So
+// for the node of dx with upstream u: d g = C(u, W), d W = (C(u, .)^T g), i.e. the weight
+// gradient of the convolution at input u; for the node of dW: d g = C(x, u), d x = C(., u)^T g;
+// for the node of db: d g = u broadcast over the output. Every term is one of the op's own passes.
+std::vector<TensorImplPtr> ConvolutionBackward::apply_graph(const TensorImplPtr& grad_out) {
+  std::vector<TensorImplPtr> res;
+  {
+    NoGradGuard no_grad;
+    res = apply(grad_out);
+  }
+  const TensorImplPtr &x = saved_[0], &w = saved_[1];
+  if (!any_requires_grad({&grad_out, &x, &w})) return res;
+  for (int k = 0; k < 3; ++k) {
+    if (!res[size_t(k)]) continue;
+    auto n = std::make_shared<ConvolutionBackwardBackward>();
+    n->set_inputs({grad_out, x, w});
+    n->save(0, grad_out), n->save(1, x), n->save(2, w);
+    n->spec_ = spec_;
+    n->wrt_ = k;
+    n->compute_dtype_ = compute_dtype_;
+    attach_node(res[size_t(k)], std::move(n));
+  }
+  return res;
+}
+
+const OpSchema& ConvolutionBackwardBackward::schema_v1 = register_schema(
+    {.name = "convolution_backward", .version = 1, .amp_policy = AmpPolicy::Promote, .produces_grad = true});
+
+std::vector<TensorImplPtr> ConvolutionBackwardBackward::apply(const TensorImplPtr& up) {
+  const TensorImplPtr &g = saved_[0], &x = saved_[1], &w = saved_[2];
+  const DType wd = is_half(compute_dtype_) ? DType::Float32 : compute_dtype_;
+  const bool need_g = needs_input_grad(0), need_x = needs_input_grad(1), need_w = needs_input_grad(2);
+  auto u = cast_raw(up, wd);
+  TensorImplPtr dg, dx, dw;
+  auto conv_raw = [&](const TensorImplPtr& a, const TensorImplPtr& b) {
+    NoGradGuard no_grad;
+    return convolution(cast_raw(a, wd), cast_raw(b, wd), nullptr, spec_, "ConvolutionBackward");
+  };
+  if (wrt_ == 0) {  // upstream of dx
+    if (need_g) dg = conv_raw(u, w);
+    if (need_w) dw = conv_grads(u, w, g, spec_, {}, wd, false, true, false)[1];
+  } else if (wrt_ == 1) {  // upstream of dW
+    if (need_g) dg = conv_raw(x, u);
+    if (need_x) dx = conv_grads(x, u, g, spec_, {}, wd, true, false, false)[0];
+  } else if (need_g) {  // upstream of db: broadcast over (N,) C, spatial
+    Shape bshape(g->shape.size(), 1);
+    const size_t cdim = g->ndim() == spec_.dims + 2 ? 1 : 0;
+    bshape[cdim] = u->numel();
+    dg = contiguous_raw(expand(make_view(contiguous_raw(u), bshape, contiguous_strides(bshape), 0), g->shape));
+  }
+  return {dg ? cast_raw(dg, g->dtype) : nullptr, dx ? cast_raw(dx, x->dtype) : nullptr,
+          dw ? cast_raw(dw, w->dtype) : nullptr};
 }
 
 }  // namespace lucid

@@ -31,6 +31,20 @@ struct ConvolutionBackward : FuncOp<ConvolutionBackward, 3> {
   const char* name() const override { return "ConvolutionBackward"; }
   // {dx, d_weight, d_bias}, each in its input's dtype (nullptr where not needed).
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: the same values, each recorded with a ConvolutionBackwardBackward node.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
+};
+
+// The node of one output of ConvolutionBackward under create_graph=True (wrt_ 0: dx, 1: d_weight,
+// 2: d_bias): maps that output's upstream gradient to {d grad_out, d x, d weight}, each term a
+// convolution or one of its gradients (the op is bilinear). Saved: grad_out, x, weight.
+struct ConvolutionBackwardBackward : FuncOp<ConvolutionBackwardBackward, 3> {
+  static const OpSchema& schema_v1;  // {convolution_backward, 1, Promote, produces_grad}
+  ConvSpec spec_;
+  int wrt_ = 0;
+  DType compute_dtype_ = kDefaultFloat;
+  const char* name() const override { return "ConvolutionBackwardBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
 };
 
 // x (N, C_in, [H,] W) or unbatched (C_in, [H,] W); weight (C_out, C_in/groups, [kH,] kW) for a

@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/dropout.h"
 #include "ops/factory.h"
+#include "ops/grad_graph.h"
 
 namespace lucid {
 
@@ -35,15 +36,27 @@ TensorImplPtr dropout(const TensorImplPtr& x, double p, bool training) {
   return out;
 }
 
-std::vector<TensorImplPtr> DropoutBackward::apply(const TensorImplPtr& grad_out) {
-  const auto& mask = saved_[0];
-  auto g = contiguous_raw(cast_raw(grad_out, in_dtype_));
-  auto gx = empty(mask->shape, in_dtype_);
-  LUCID_DISPATCH_FLOAT(in_dtype_, name(), [&] {
-    kernels::dropout_apply<scalar_t>(gx->numel(), g->data<scalar_t>(), mask->data<bool>(), scale_,
-                                     gx->data<scalar_t>());
+namespace {
+// g * mask * scale in `dt` (raw).
+TensorImplPtr masked_scale(const TensorImplPtr& mask, const TensorImplPtr& grad, double scale, DType dt) {
+  auto g = contiguous_raw(cast_raw(grad, dt));
+  auto gx = empty(mask->shape, dt);
+  LUCID_DISPATCH_FLOAT(dt, "DropoutBackward", [&] {
+    kernels::dropout_apply<scalar_t>(gx->numel(), g->data<scalar_t>(), mask->data<bool>(), scale, gx->data<scalar_t>());
   });
-  return {gx};
+  return gx;
+}
+}  // namespace
+
+std::vector<TensorImplPtr> DropoutBackward::apply(const TensorImplPtr& grad_out) {
+  return {masked_scale(saved_[0], grad_out, scale_, in_dtype_)};
+}
+
+std::vector<TensorImplPtr> DropoutBackward::apply_graph(const TensorImplPtr& grad_out) {
+  auto map = [mask = saved_[0], scale = scale_, dt = in_dtype_](const TensorImplPtr& t) {
+    return masked_scale(mask, t, scale, dt);
+  };
+  return {linear_map(name(), grad_out, map, map)};
 }
 
 }  // namespace lucid

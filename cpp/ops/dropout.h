@@ -17,6 +17,8 @@ struct DropoutBackward : FuncOp<DropoutBackward, 1> {
   DType in_dtype_ = kDefaultFloat;
   const char* name() const override { return "DropoutBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: dx = g * mask * scale is linear in g and its own adjoint (a recorded linear map).
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
 };
 
 }  // namespace lucid

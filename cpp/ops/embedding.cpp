@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/cpu/embedding.h"
+#include "ops/grad_graph.h"
 
 namespace lucid {
 
@@ -46,19 +47,48 @@ TensorImplPtr embedding(const TensorImplPtr& index, const TensorImplPtr& weight,
   return out;
 }
 
-std::vector<TensorImplPtr> EmbeddingBackward::apply(const TensorImplPtr& grad_out) {
-  const auto& ic = saved_[0];
-  auto g = contiguous_raw(cast_raw(grad_out, weight_dtype_));
+namespace {
+// The dense weight gradient: rows of `grad` scatter-added at the indices `ic` (raw).
+TensorImplPtr scatter_rows(const TensorImplPtr& ic, const TensorImplPtr& grad, int64_t V, int64_t D, int64_t pad,
+                           DType wdt) {
+  auto g = contiguous_raw(cast_raw(grad, wdt));
   // Half weights accumulate in a float32 buffer: many rows can land on one index.
-  const DType acc = weight_dtype_ == DType::Float64 ? DType::Float64 : DType::Float32;
-  auto gw = empty({num_weights_, dim_}, acc);
+  const DType acc = wdt == DType::Float64 ? DType::Float64 : DType::Float32;
+  auto gw = empty({V, D}, acc);
   std::memset(gw->raw(), 0, size_t(gw->numel()) * itemsize(acc));  // all-zero bits are +0.0
-  LUCID_DISPATCH_FLOAT(weight_dtype_, name(), [&] {
+  LUCID_DISPATCH_FLOAT(wdt, "EmbeddingBackward", [&] {
     using T = scalar_t;
-    kernels::embedding_scatter_add<acc_t<T>, T>(ic->data<int64_t>(), ic->numel(), g->data<T>(), dim_, padding_idx_,
+    kernels::embedding_scatter_add<acc_t<T>, T>(ic->data<int64_t>(), ic->numel(), g->data<T>(), D, pad,
                                                 gw->data<acc_t<T>>());
   });
-  return {nullptr, cast_raw(gw, weight_dtype_)};
+  return cast_raw(gw, wdt);
+}
+}  // namespace
+
+std::vector<TensorImplPtr> EmbeddingBackward::apply(const TensorImplPtr& grad_out) {
+  return {nullptr, scatter_rows(saved_[0], grad_out, num_weights_, dim_, padding_idx_, weight_dtype_)};
+}
+
+std::vector<TensorImplPtr> EmbeddingBackward::apply_graph(const TensorImplPtr& grad_out) {
+  const TensorImplPtr& ic = saved_[0];
+  auto map = [=, V = num_weights_, D = dim_, pad = padding_idx_, wdt = weight_dtype_](const TensorImplPtr& t) {
+    return scatter_rows(ic, t, V, D, pad, wdt);
+  };
+  // The adjoint: out[r] = u[index[r]] (zero at padding_idx, whose row got no gradient).
+  auto adjoint = [=, D = dim_, pad = padding_idx_, gshape = grad_out->shape,
+                  gdt = grad_out->dtype](const TensorImplPtr& u) {
+    auto uc = contiguous_raw(cast_raw(u, gdt));
+    auto out = empty(gshape, gdt);
+    const int64_t* idx = ic->data<int64_t>();
+    const int64_t rows = ic->numel(), isz = int64_t(itemsize(gdt));
+    kernels::embedding_gather(idx, rows, static_cast<const char*>(uc->raw()), uc->strides[0], uc->strides[1], D, isz,
+                              static_cast<char*>(out->raw()));
+    if (pad >= 0)
+      for (int64_t r = 0; r < rows; ++r)
+        if (idx[r] == pad) std::memset(static_cast<char*>(out->raw()) + r * D * isz, 0, size_t(D * isz));
+    return out;
+  };
+  return {nullptr, linear_map(name(), grad_out, map, adjoint)};
 }
 
 }  // namespace lucid

@@ -22,6 +22,8 @@ struct EmbeddingBackward : FuncOp<EmbeddingBackward, 2> {
   DType weight_dtype_ = kDefaultFloat;
   const char* name() const override { return "EmbeddingBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: the scatter-add is linear in grad_out; its adjoint gathers rows again.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
 };
 
 }  // namespace lucid

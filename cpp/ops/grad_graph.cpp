@@ -29,6 +29,21 @@ TensorImplPtr linear_map(const std::string& name, const TensorImplPtr& g, GradMa
   return r;
 }
 
+TensorImplPtr saved_input_graph(const TensorImplPtr& s, const Edge& edge, const Shape& shape, DType dtype) {
+  if (!GradMode::is_enabled() || !edge.fn) return s;
+  auto r = make_view(s, s->shape, s->strides, s->offset);
+  auto n = std::make_shared<LinearMapBackward>();
+  n->name_ = "SavedInput";
+  const Shape sshape = s->shape;
+  const DType sdtype = s->dtype;
+  n->adjoint_ = [shape, dtype](const TensorImplPtr& u) { return cast_raw(u->shape == shape ? u : sum_to(u, shape), dtype); };
+  n->map_ = [sshape, sdtype](const TensorImplPtr& v) { return contiguous_raw(expand(cast_raw(v, sdtype), sshape)); };
+  n->next_edges = {edge};
+  r->requires_grad = true;
+  r->grad_fn = std::move(n);
+  return r;
+}
+
 TensorImplPtr sum_to_graph(const TensorImplPtr& g, const Shape& shape) {
   if (g->shape == shape) return g;
   const Shape gshape = g->shape;

@@ -30,6 +30,11 @@ TensorImplPtr linear_map(const std::string& name, const TensorImplPtr& g, GradMa
 TensorImplPtr sum_to_graph(const TensorImplPtr& g, const Shape& shape);
 // The gradient for an input: summed to its shape and cast to its dtype, recorded.
 TensorImplPtr grad_for_graph(const TensorImplPtr& g, const Shape& shape, DType dtype);
+// A saved input as it enters a recorded backward: `s` is what the forward saved for the input
+// behind `edge` (the input itself, or a contiguous / cast / broadcast copy of it). The result
+// aliases s; its gradient flows along `edge`, summed to `shape` and cast to `dtype` (the
+// input's). Plain s when grad mode is off or the input needs no gradient.
+TensorImplPtr saved_input_graph(const TensorImplPtr& s, const Edge& edge, const Shape& shape, DType dtype);
 // A 0-d constant.
 inline TensorImplPtr constant(double v, DType dtype) { return scalar_tensor(v, dtype); }
 

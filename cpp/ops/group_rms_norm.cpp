@@ -53,10 +53,12 @@ TensorImplPtr group_rms_norm(const TensorImplPtr& x, const TensorImplPtr& channe
   const char* op = "group_rms_norm";
   check_norm_inputs(op, x, {{"weight", &gamma}});
   check_eps(op, eps);
-  LUCID_CHECK_SHAPE(x->ndim() == 2 || (x->ndim() == 3 && x->shape[2] == 1), op,
-                    ": expected input of shape (B, C) or (B, C, 1), got ", shape_str(x->shape));
+  LUCID_CHECK_SHAPE(x->ndim() >= 2, op, ": expected input of shape (B, C) or (B, C, *spatial), got ",
+                    shape_str(x->shape));
   auto [ids, counts] = group_rms_norm_groups(channel_groups);
   const int64_t B = x->shape[0], C = x->shape[1], G = counts->numel();
+  int64_t S = 1;
+  for (int64_t d = 2; d < x->ndim(); ++d) S *= x->shape[d];
   LUCID_CHECK_SHAPE(ids->numel() == C, op, ": channel_groups has ", ids->numel(), " entries but input ",
                     shape_str(x->shape), " has ", C, " channels");
   if (gamma)
@@ -65,7 +67,7 @@ TensorImplPtr group_rms_norm(const TensorImplPtr& x, const TensorImplPtr& channe
 
   const DType in = gamma ? promote_types(x->dtype, gamma->dtype) : x->dtype;
   const DType cd = compute_dtype(GroupRMSNormBackward::schema_v1, in);
-  auto xc = contiguous_raw(cast_raw(x, cd));  // (B, C, 1) contiguous is (B, C) in memory
+  auto xc = contiguous_raw(cast_raw(x, cd));  // (B, C, S) in memory
   auto gc = gamma ? contiguous_raw(cast_raw(gamma, cd)) : nullptr;
   auto y = empty(x->shape, cd);
   auto rstd = empty({B, G}, acc_dtype(cd));
@@ -73,7 +75,8 @@ TensorImplPtr group_rms_norm(const TensorImplPtr& x, const TensorImplPtr& channe
     using T = scalar_t;
     using A = acc_t<T>;
     kernels::group_rms_norm_forward<T>(xc->data<T>(), ids->data<int64_t>(), counts->data<int64_t>(),
-                                       gc ? gc->data<T>() : nullptr, y->data<T>(), rstd->data<A>(), B, C, G, A(eps));
+                                       gc ? gc->data<T>() : nullptr, y->data<T>(), rstd->data<A>(), B, C, S, G,
+                                       A(eps));
   });
   if (any_requires_grad({&x, &gamma})) {
     auto node = std::make_shared<GroupRMSNormBackward>();
@@ -83,7 +86,7 @@ TensorImplPtr group_rms_norm(const TensorImplPtr& x, const TensorImplPtr& channe
     node->saved_rstd_ = rstd;
     node->groups_ = ids;
     node->counts_ = counts;
-    node->B_ = size_t(B), node->C_ = size_t(C), node->G_ = size_t(G);
+    node->B_ = size_t(B), node->C_ = size_t(C), node->S_ = size_t(S), node->G_ = size_t(G);
     node->eps_ = eps;
     node->compute_dtype_ = cd;
     attach_node(y, std::move(node));
@@ -103,20 +106,20 @@ std::vector<TensorImplPtr> GroupRMSNormBackward::apply(const TensorImplPtr& grad
   const bool need_dg = gamma && needs_input_grad(1);
   if (!need_dx && !need_dg) return {nullptr, nullptr};
   const DType cd = compute_dtype_, ad = acc_dtype(cd);
-  const int64_t B = int64_t(B_), C = int64_t(C_), G = int64_t(G_);
+  const int64_t B = int64_t(B_), C = int64_t(C_), S = int64_t(S_), G = int64_t(G_);
   auto xc = contiguous_raw(cast_raw(x, cd));
   auto gc = gamma ? contiguous_raw(cast_raw(gamma, cd)) : nullptr;
   auto go = contiguous_raw(cast_raw(grad_out, cd));
   auto dx = need_dx ? empty(x->shape, cd) : nullptr;
   auto dg = need_dg ? empty({G}, ad) : nullptr;
-  auto scratch = empty({kernels::norm_chunks(B, C) * 2 * G}, ad);
+  auto scratch = empty({kernels::norm_chunks(B, C * S) * 2 * G}, ad);
   LUCID_DISPATCH_FLOAT(cd, "group_rms_norm_backward", [&] {
     using T = scalar_t;
     using A = acc_t<T>;
     kernels::group_rms_norm_backward<T>(xc->data<T>(), groups_->data<int64_t>(), counts_->data<int64_t>(),
                                         gc ? gc->data<T>() : nullptr, go->data<T>(), saved_rstd_->data<A>(),
                                         dx ? dx->data<T>() : nullptr, dg ? dg->data<A>() : nullptr,
-                                        scratch->data<A>(), B, C, G);
+                                        scratch->data<A>(), B, C, S, G);
   });
   return {dx ? cast_raw(dx, x->dtype) : nullptr, dg ? cast_raw(dg, gamma->dtype) : nullptr};
 }
@@ -135,18 +138,20 @@ std::vector<TensorImplPtr> GroupRMSNormBackward::apply_graph(const TensorImplPtr
       for (int64_t g = 0; g < G; ++g) o[c * G + g] = T(ids[c] == g ? 1.0f : 0.0f);
   });
   auto onehot_t = transpose(onehot, 0, 1);
-  auto x2 = reshape(to(x, cd, false), {B, C});
-  auto g2 = reshape(to(grad_out, cd, false), {B, C});
-  auto rstd = rsqrt(add(div(matmul(mul(x2, x2), onehot), cnt), scalar_tensor(eps_, cd)));  // (B, G)
-  auto rc = matmul(rstd, onehot_t);                                                           // (B, C)
-  auto gy = gamma ? mul(g2, reshape(matmul(onehot, reshape(to(gamma, cd, false), {G, 1})), {C})) : g2;
+  const int64_t S = int64_t(S_);
+  auto x3 = reshape(to(x, cd, false), {B, C, S});
+  auto g3 = reshape(to(grad_out, cd, false), {B, C, S});
+  auto m = mul(cnt, scalar_tensor(double(S), cd));  // values per group
+  auto rstd = rsqrt(add(div(matmul(sum(mul(x3, x3), {2}, false), onehot), m), scalar_tensor(eps_, cd)));  // (B, G)
+  auto rc = unsqueeze(matmul(rstd, onehot_t), 2);                                                         // (B, C, 1)
+  auto gy = gamma ? mul(g3, reshape(matmul(onehot, reshape(to(gamma, cd, false), {G, 1})), {C, 1})) : g3;
   TensorImplPtr dx, dg;
   if (needs_input_grad(0)) {
-    auto coef = div(mul(mul(rstd, mul(rstd, rstd)), matmul(mul(gy, x2), onehot)), cnt);  // rstd^3 / n_g * dot
-    dx = to(reshape(sub(mul(rc, gy), mul(x2, matmul(coef, onehot_t))), x->shape), x->dtype, false);
+    auto coef = div(mul(mul(rstd, mul(rstd, rstd)), matmul(sum(mul(gy, x3), {2}, false), onehot)), m);  // (B, G)
+    dx = to(reshape(sub(mul(rc, gy), mul(x3, unsqueeze(matmul(coef, onehot_t), 2))), x->shape), x->dtype, false);
   }
   if (gamma && needs_input_grad(1))
-    dg = to(reshape(matmul(sum(mul(mul(g2, x2), rc), {0}, false), onehot), gamma->shape), gamma->dtype, false);
+    dg = to(reshape(matmul(sum(mul(mul(g3, x3), rc), {0, 2}, false), onehot), gamma->shape), gamma->dtype, false);
   return {dx, dg};
 }
 

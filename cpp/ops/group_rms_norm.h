@@ -1,10 +1,11 @@
 // GroupRMSNorm: RMSNorm taken per (row, channel group). channel_groups assigns each of the C
-// channels a group id in 0..G-1 (any order, groups of any size >= 1); for input (B, C) or
-// (B, C, 1), with n_g the channel count of group g:
-//   rstd[b, g] = 1 / sqrt(sum_{c in g} x[b, c]^2 / n_g + eps),  y[b, c] = x[b, c] * rstd[b, g(c)] * gamma[g(c)]
+// channels a group id in 0..G-1 (any order, groups of any size >= 1); for input (B, C, *spatial)
+// (S spatial positions; (B, C) and (B, C, 1) have S = 1), with n_g the channel count of group g:
+//   rstd[b, g] = 1 / sqrt(sum_{c in g, s} x[b, c, s]^2 / (n_g S) + eps),
+//   y[b, c, s] = x[b, c, s] * rstd[b, g(c)] * gamma[g(c)]
 // gamma has shape (G,) or is absent. Saved: x, gamma (slots), saved_rstd_ (B, G) in acc dtype,
 // the validated ids and counts. Backward per group (gy = grad_out * gamma[g(c)]):
-//   dx_c = rstd gy_c - x_c rstd^3 / n_g * sum_{c' in g} gy_c' x_c',  d_gamma_g = sum_{b, c in g} grad_out x rstd.
+//   dx = rstd gy - x rstd^3 / (n_g S) * sum_{c' in g, s} gy x,  d_gamma_g = sum_{b, c in g} grad_out x rstd.
 // Ids must cover 0..G-1 with G = max id + 1: an unused id (an empty group) raises instead of
 // silently leaving a gain that never trains, as a scatter-mean formulation would.
 #pragma once
@@ -21,7 +22,7 @@ struct GroupRMSNormBackward : FuncOp<GroupRMSNormBackward, 2> {
   TensorImplPtr saved_rstd_;  // (B_, G_)
   TensorImplPtr groups_;      // (C_,) int64 group id of each channel
   TensorImplPtr counts_;      // (G_,) int64 channels per group
-  size_t B_ = 0, C_ = 0, G_ = 0;
+  size_t B_ = 0, C_ = 0, S_ = 1, G_ = 0;
   double eps_ = 0;
   DType compute_dtype_ = kDefaultFloat;
 
@@ -42,7 +43,7 @@ struct GroupRMSNormBackward : FuncOp<GroupRMSNormBackward, 2> {
 // Every violation is a ShapeMismatch (a ValueError) naming the offending id.
 std::pair<TensorImplPtr, TensorImplPtr> group_rms_norm_groups(const TensorImplPtr& channel_groups);
 
-// x: (B, C) or (B, C, 1); gamma: (G,) or nullptr; eps >= 0. ForceFP32 under autocast.
+// x: (B, C, *spatial), at least 2 dims; gamma: (G,) or nullptr; eps >= 0. ForceFP32 under autocast.
 TensorImplPtr group_rms_norm(const TensorImplPtr& x, const TensorImplPtr& channel_groups,
                              const TensorImplPtr& gamma, double eps);
 

@@ -1,7 +1,13 @@
 #include "ops/loss.h"
 
 #include "core/autocast.h"
+#include "ops/activation.h"
+#include "ops/binary.h"
+#include "ops/grad_graph.h"
 #include "ops/op_utils.h"
+#include "ops/softmax.h"
+#include "ops/unary.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -97,6 +103,44 @@ void set_meta(LossMeta& m, Reduction r, double denom, const TensorImplPtr& x, co
   m.target_dtype_ = t->dtype;
 }
 
+
+// create_graph: the incoming gradient as a recorded tensor in dt that broadcasts against the
+// per-element gradient: per position (reduction 'none', reshaped by `pos_view`) or a scalar
+// (divided by the mean's divisor).
+TensorImplPtr grad_scale_graph(const LossMeta& m, const TensorImplPtr& g, DType dt, const Shape& pos_view) {
+  auto gd = to(g, dt, false);
+  if (m.reduction_ == Reduction::None) return pos_view.empty() ? gd : reshape(gd, pos_view);
+  if (m.reduction_ == Reduction::Mean) return div(gd, scalar_tensor(m.denom_, dt));
+  return gd;
+}
+
+// d loss / d log_softmax(x) per element of a class-index cross entropy (nll_loss when eps = 0
+// and `smooth` is false), laid out as xc (outer, C, inner): -(1 - eps) w[t] at the target class,
+// -eps / C * w[c] at every class; zero at ignored positions. A constant of the backward.
+TensorImplPtr class_coef(const TensorImplPtr& tc, const TensorImplPtr& wc, const kernels::ClassGeom& g,
+                         int64_t ignore, double eps, DType dt) {
+  auto coef = empty({g.outer, g.classes, g.inner}, dt);
+  LUCID_DISPATCH_FLOAT(dt, "loss_backward", [&] {
+    using T = scalar_t;
+    T* c = coef->data<T>();
+    const int64_t* t = tc->data<int64_t>();
+    const T* w = wc ? wc->data<T>() : nullptr;
+    const int64_t C = g.classes, I = g.inner;
+    for (int64_t o = 0; o < g.outer; ++o)
+      for (int64_t i = 0; i < I; ++i) {
+        const int64_t tt = t[o * I + i];
+        T* row = c + o * C * I + i;
+        if (tt == ignore) {
+          for (int64_t k = 0; k < C; ++k) row[k * I] = T(0);
+          continue;
+        }
+        for (int64_t k = 0; k < C; ++k) row[k * I] = T(-eps / double(C) * (w ? double(w[k]) : 1.0));
+        row[tt * I] = T(double(row[tt * I]) - (1.0 - eps) * (w ? double(w[tt]) : 1.0));
+      }
+  });
+  return coef;
+}
+
 }  // namespace
 
 // ---- cross_entropy ---------------------------------------------------------------------
@@ -178,6 +222,37 @@ std::vector<TensorImplPtr> CrossEntropyBackward::apply(const TensorImplPtr& grad
   return {cast_or_null(gx, in_dtype_), cast_or_null(gq, target_dtype_), nullptr};
 }
 
+std::vector<TensorImplPtr> CrossEntropyBackward::apply_graph(const TensorImplPtr& grad_out) {
+  const auto &xc = saved_[0], &tc = saved_[1], &wc = saved_[2];
+  const DType dt = xc->dtype;
+  const Shape cls = {geom_.outer, geom_.classes, geom_.inner};
+  auto gl = grad_scale_graph(*this, grad_out, dt, {geom_.outer, 1, geom_.inner});
+  auto x = reshape(saved_input_graph(xc, next_edges[0], in_shape_, in_dtype_), cls);
+  const double eps = label_smoothing_;
+  TensorImplPtr coef, q;
+  if (prob_target_) {
+    // coef = -w[c] ((1 - eps) q + eps / C)
+    q = reshape(saved_input_graph(tc, next_edges[1], in_shape_, target_dtype_), cls);
+    coef = add(mul(q, scalar_tensor(-(1.0 - eps), dt)), scalar_tensor(-eps / double(geom_.classes), dt));
+    if (wc) coef = mul(coef, reshape(wc, {geom_.classes, 1}));
+  } else {
+    NoGradGuard no_grad;
+    coef = class_coef(tc, wc, geom_, ignore_index_, eps, dt);
+  }
+  TensorImplPtr gx, gq;
+  if (needs_input_grad(0)) {
+    auto p = softmax(x, 1);
+    gx = mul(gl, sub(coef, mul(p, sum(coef, {1}, /*keepdim=*/true))));
+    gx = to(reshape(gx, in_shape_), in_dtype_, false);
+  }
+  if (prob_target_ && needs_input_grad(1)) {
+    auto lp = mul(log_softmax(x, 1), scalar_tensor(-(1.0 - eps), dt));
+    if (wc) lp = mul(lp, reshape(wc, {geom_.classes, 1}));
+    gq = to(reshape(mul(gl, lp), in_shape_), target_dtype_, false);
+  }
+  return {gx, gq, nullptr};
+}
+
 // ---- nll_loss --------------------------------------------------------------------------
 
 const OpSchema& NllLossBackward::schema_v1 = register_schema(
@@ -228,6 +303,18 @@ std::vector<TensorImplPtr> NllLossBackward::apply(const TensorImplPtr& grad_out)
                                   ignore_index_);
   });
   return {cast_raw(gx, in_dtype_), nullptr, nullptr};
+}
+
+std::vector<TensorImplPtr> NllLossBackward::apply_graph(const TensorImplPtr& grad_out) {
+  const auto &tc = saved_[1], &wc = saved_[2];
+  const DType dt = compute_dtype_;
+  TensorImplPtr coef;
+  {
+    NoGradGuard no_grad;
+    coef = class_coef(tc, wc, geom_, ignore_index_, 0.0, dt);
+  }
+  auto gl = grad_scale_graph(*this, grad_out, dt, {geom_.outer, 1, geom_.inner});
+  return {to(reshape(mul(gl, coef), in_shape_), in_dtype_, false), nullptr, nullptr};
 }
 
 // ---- mse_loss, l1_loss -----------------------------------------------------------------
@@ -286,6 +373,29 @@ std::vector<TensorImplPtr> PointwiseLossBackward<K>::apply(const TensorImplPtr& 
                                         gs.template data<T>(), gs.scale, ptr<T>(gx), ptr<T>(gt));
   });
   return {cast_or_null(gx, this->in_dtype_), cast_or_null(gt, this->target_dtype_)};
+}
+template <kernels::Pointwise K>
+std::vector<TensorImplPtr> PointwiseLossBackward<K>::apply_graph(const TensorImplPtr& grad_out) {
+  const auto &xc = this->saved_[0], &tc = this->saved_[1];
+  const DType dt = xc->dtype;
+  auto gl = grad_scale_graph(*this, grad_out, dt, {});
+  TensorImplPtr d;  // d loss / d x per element
+  if constexpr (K == kernels::Pointwise::Mse) {
+    auto x = saved_input_graph(xc, this->next_edges[0], this->in_shape_, this->in_dtype_);
+    auto t = saved_input_graph(tc, this->next_edges[1], this->in_shape_, this->target_dtype_);
+    d = mul(gl, mul(sub(x, t), scalar_tensor(2.0, dt)));
+  } else {
+    TensorImplPtr s;
+    {
+      NoGradGuard no_grad;
+      s = sign(sub(xc, tc));
+    }
+    d = mul(gl, s);
+  }
+  TensorImplPtr gx, gt;
+  if (this->needs_input_grad(0)) gx = to(d, this->in_dtype_, false);
+  if (this->needs_input_grad(1)) gt = to(neg(d), this->target_dtype_, false);
+  return {gx, gt};
 }
 template struct PointwiseLossBackward<kernels::Pointwise::Mse>;
 template struct PointwiseLossBackward<kernels::Pointwise::L1>;
@@ -378,6 +488,36 @@ std::vector<TensorImplPtr> BinaryCrossEntropyWithLogitsBackward::apply(const Ten
   return {cast_or_null(gx, in_dtype_), cast_or_null(gt, target_dtype_),
           gw ? grad_for(gw, weight_shape_, weight_dtype_) : nullptr,
           gp ? grad_for(gp, pos_weight_shape_, pos_weight_dtype_) : nullptr};
+}
+
+std::vector<TensorImplPtr> BinaryCrossEntropyWithLogitsBackward::apply_graph(const TensorImplPtr& grad_out) {
+  const auto &xc = saved_[0], &tc = saved_[1], &we = saved_[2], &pe = saved_[3];
+  const DType dt = xc->dtype;
+  auto gl = grad_scale_graph(*this, grad_out, dt, {});
+  auto x = saved_input_graph(xc, next_edges[0], in_shape_, in_dtype_);
+  auto t = saved_input_graph(tc, next_edges[1], in_shape_, target_dtype_);
+  auto w = we ? saved_input_graph(we, next_edges[2], weight_shape_, weight_dtype_) : nullptr;
+  auto pw = pe ? saved_input_graph(pe, next_edges[3], pos_weight_shape_, pos_weight_dtype_) : nullptr;
+  auto one = scalar_tensor(1.0, dt);
+  // loss = w ((1 - t) x + lw softplus(-x)),  lw = 1 + (pw - 1) t,  softplus(-x) = -logsigmoid(x)
+  auto sp = neg(logsigmoid(x));
+  auto one_t = sub(one, t);
+  auto lw = pw ? add(one, mul(sub(pw, one), t)) : nullptr;
+  auto gw = w ? mul(gl, w) : gl;  // g w
+  std::vector<TensorImplPtr> r(4);
+  if (needs_input_grad(0)) {
+    auto s = sigmoid(neg(x));
+    r[0] = to(mul(gw, sub(one_t, lw ? mul(lw, s) : s)), in_dtype_, false);
+  }
+  if (needs_input_grad(1)) {
+    auto d = neg(x);
+    if (pw) d = add(d, mul(sub(pw, one), sp));
+    r[1] = to(mul(gw, d), target_dtype_, false);
+  }
+  if (needs_input_grad(2))
+    r[2] = grad_for_graph(mul(gl, add(mul(one_t, x), lw ? mul(lw, sp) : sp)), weight_shape_, weight_dtype_);
+  if (needs_input_grad(3)) r[3] = grad_for_graph(mul(gw, mul(t, sp)), pos_weight_shape_, pos_weight_dtype_);
+  return r;
 }
 
 }  // namespace lucid

@@ -58,6 +58,8 @@ struct CrossEntropyBackward : FuncOp<CrossEntropyBackward, 3>, LossMeta {
   bool prob_target_ = false;
   const char* name() const override { return "CrossEntropyBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: g * (c - softmax(x) sum_c c) with c = d loss / d log_softmax(x), recorded.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_lse_.reset();
     AutogradNode<CrossEntropyBackward, 3>::release_saved();
@@ -72,6 +74,8 @@ struct NllLossBackward : FuncOp<NllLossBackward, 3>, LossMeta {
   DType compute_dtype_ = kDefaultFloat;
   const char* name() const override { return "NllLossBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: g times a constant (-w[t] at each target), recorded.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
 };
 
 // mse_loss (Mse) and l1_loss (L1). Saved: input and target in the compute dtype.
@@ -80,6 +84,8 @@ struct PointwiseLossBackward : FuncOp<PointwiseLossBackward<K>, 2>, LossMeta {
   static const OpSchema& schema_v1;
   const char* name() const override { return K == kernels::Pointwise::Mse ? "MseLossBackward" : "L1LossBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: 2 g (x - t), or g sign(x - t) (the sign a constant), recorded.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
 };
 template <> const OpSchema& PointwiseLossBackward<kernels::Pointwise::Mse>::schema_v1;
 template <> const OpSchema& PointwiseLossBackward<kernels::Pointwise::L1>::schema_v1;
@@ -94,6 +100,8 @@ struct BinaryCrossEntropyWithLogitsBackward : FuncOp<BinaryCrossEntropyWithLogit
   DType weight_dtype_ = kDefaultFloat, pos_weight_dtype_ = kDefaultFloat;
   const char* name() const override { return "BinaryCrossEntropyWithLogitsBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: the four gradients written with recorded ops (sigmoid, logsigmoid).
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
 };
 
 }  // namespace lucid

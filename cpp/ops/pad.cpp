@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/gather3.h"
+#include "ops/grad_graph.h"
 
 namespace lucid {
 
@@ -86,6 +87,10 @@ TensorImplPtr pad(const TensorImplPtr& x, const std::vector<int64_t>& pads, cons
 std::vector<TensorImplPtr> PadBackward::apply(const TensorImplPtr& grad_out) {
   LUCID_CHECK_DTYPE(grad_out != nullptr, "PadBackward: grad_out is None");
   if (!needs_input_grad(0)) return {nullptr};
+  return {scatter(grad_out)};
+}
+
+TensorImplPtr PadBackward::scatter(const TensorImplPtr& grad_out) const {
   const int64_t n_out[3] = {int64_t(maps_[0].size()), int64_t(maps_[1].size()), int64_t(maps_[2].size())};
   LUCID_CHECK_SHAPE(grad_out->numel() == outer_ * n_out[0] * n_out[1] * n_out[2], "PadBackward: grad_out shape ",
                     shape_str(grad_out->shape), " does not match the output");
@@ -101,7 +106,28 @@ std::vector<TensorImplPtr> PadBackward::apply(const TensorImplPtr& grad_out) {
   };
   if (wd == DType::Float32) run.template operator()<float>();
   else run.template operator()<double>();
-  return {cast_raw(dx, x_dtype_)};
+  return cast_raw(dx, x_dtype_);
+}
+
+std::vector<TensorImplPtr> PadBackward::apply_graph(const TensorImplPtr& grad_out) {
+  if (!needs_input_grad(0)) return {nullptr};
+  auto self = std::static_pointer_cast<PadBackward>(shared_from_this());
+  auto map = [self](const TensorImplPtr& t) { return self->scatter(t); };
+  auto adjoint = [self, gshape = grad_out->shape, gdt = grad_out->dtype](const TensorImplPtr& u) {
+    auto uc = contiguous_raw(cast_raw(u, self->x_dtype_));
+    auto y = empty(gshape, self->x_dtype_);
+    const int64_t n_out[3] = {int64_t(self->maps_[0].size()), int64_t(self->maps_[1].size()),
+                              int64_t(self->maps_[2].size())};
+    const int64_t* maps[3] = {self->maps_[0].data(), self->maps_[1].data(), self->maps_[2].data()};
+    if (y->numel() > 0) {
+      LUCID_DISPATCH(self->x_dtype_, "PadBackward", [&] {
+        using T = scalar_t;
+        kernels::gather3<T>(uc->data<T>(), self->outer_, self->in_, maps, n_out, T(0), y->data<T>());
+      });
+    }
+    return cast_raw(y, gdt);
+  };
+  return {linear_map(name(), grad_out, map, adjoint)};
 }
 
 }  // namespace lucid

@@ -22,6 +22,9 @@ struct PadBackward : FuncOp<PadBackward, 1> {
   int64_t in_[3] = {1, 1, 1};
   const char* name() const override { return "PadBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // create_graph: the scatter is linear in grad_out; its adjoint is the gather (pad with 0).
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
+  TensorImplPtr scatter(const TensorImplPtr& grad_out) const;  // dx (raw)
 };
 
 TensorImplPtr pad(const TensorImplPtr& x, const std::vector<int64_t>& pads, const std::string& mode, double value,

@@ -11,6 +11,7 @@
 #include "core/autocast.h"
 #include "kernels/cpu/reducers.h"
 #include "ops/binary.h"
+#include "ops/grad_graph.h"
 #include "ops/join.h"
 #include "ops/op_utils.h"
 #include "ops/reduce_plan.h"
@@ -589,6 +590,44 @@ struct ProdBackward : FuncOp<ProdBackward, 1>, ReduceMeta {
     Shape back(x->ndim());  // strides of gr seen in x's dim order
     for (size_t k = 0; k < perm.size(); ++k) back[perm[k]] = gr->strides[k];
     return {cast_raw(make_view(gr, x->shape, back, 0), in_dtype)};
+  }
+  // create_graph, on rows of the reduced elements (kept dims first, as above): g * prod / x
+  // when no element is zero, else each exclusive product as the product of the row with its
+  // own entry replaced by 1 (an (outer, red, red) intermediate, only when zeros are present).
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const auto& xs = saved_[0];
+    const DType dt = xs->dtype;
+    auto x = saved_input_graph(xs, next_edges[0], in_shape, in_dtype);
+    std::vector<int64_t> perm;
+    Shape pshape;
+    int64_t red = 1, outer = 1;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t i = 0; i < xs->ndim(); ++i)
+        if (mask[i] == (pass == 1)) {
+          perm.push_back(i), pshape.push_back(xs->shape[i]);
+          (pass ? red : outer) *= xs->shape[i];
+        }
+    std::vector<int64_t> inv(perm.size());
+    for (size_t k = 0; k < perm.size(); ++k) inv[size_t(perm[k])] = int64_t(k);
+    bool zeros;
+    {
+      NoGradGuard no_grad;
+      auto z = sum(compare(xs, scalar_tensor(0.0, dt), CompareOp::Eq), {}, false);
+      zeros = item_as_double(z, name()) > 0;
+    }
+    auto rows = reshape(permute(x, perm), {outer, red});
+    TensorImplPtr excl;
+    if (!zeros) {
+      excl = div(prod(rows, 1, /*keepdim=*/true), rows);
+    } else {
+      auto eye = empty({red, red}, DType::Bool);
+      bool* e = eye->data<bool>();
+      for (int64_t i = 0; i < red * red; ++i) e[i] = i % (red + 1) == 0;
+      auto m = where(eye, scalar_tensor(1.0, dt), expand(reshape(rows, {outer, 1, red}), {outer, red, red}));
+      excl = prod(m, 2, /*keepdim=*/false);
+    }
+    auto gx = mul(reshape(to(g, dt, false), {outer, 1}), excl);
+    return {to(permute(reshape(gx, pshape), inv), in_dtype, false)};
   }
 };
 const OpSchema& ProdBackward::schema_v1 = register_schema(

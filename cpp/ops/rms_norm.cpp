@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autograd/engine.h"
 #include "core/autocast.h"
+#include "ops/binary.h"
 #include "kernels/cpu/norm.h"
 #include "kernels/cpu/norm_double.h"
 
@@ -154,6 +156,7 @@ std::vector<TensorImplPtr> RMSNormBackward::apply_graph(const TensorImplPtr& gra
   }
   const TensorImplPtr &x = saved_[0], &gamma = saved_[1];
   if (!any_requires_grad({&grad_out, &x, &gamma})) return res;
+  std::shared_ptr<RMSNormBackwardBackward> dx_node;
   for (size_t out = 0; out < 2; ++out) {
     if (!res[out]) continue;
     auto n = std::make_shared<RMSNormBackwardBackward>();
@@ -165,6 +168,8 @@ std::vector<TensorImplPtr> RMSNormBackward::apply_graph(const TensorImplPtr& gra
     n->outer_ = outer_, n->N_ = N_, n->k_ = k_;
     n->compute_dtype_ = compute_dtype_;
     n->wrt_gamma_ = out == 1;
+    if (out == 0) dx_node = n;
+    else n->partner_ = dx_node;
     attach_node(res[out], std::move(n));
   }
   return res;
@@ -172,15 +177,26 @@ std::vector<TensorImplPtr> RMSNormBackward::apply_graph(const TensorImplPtr& gra
 
 std::vector<TensorImplPtr> RMSNormBackwardBackward::apply(const TensorImplPtr& up) {
   const TensorImplPtr &g = saved_[0], &x = saved_[1], &gamma = saved_[2];
+  if (wrt_gamma_ && up) {  // see NOTE [one pass for both outputs]
+    auto p = partner_.lock();
+    if (p && !GradMode::is_enabled() && Engine::pending(p.get())) {
+      p->deferred_v_ = p->deferred_v_ ? add(p->deferred_v_, up) : up;
+      return {nullptr, nullptr, nullptr};
+    }
+  }
+  TensorImplPtr v = wrt_gamma_ ? up : std::move(deferred_v_);
+  const TensorImplPtr u = wrt_gamma_ ? nullptr : up;
+  deferred_v_.reset();
   const bool need_dg = needs_input_grad(0), need_dx = needs_input_grad(1);
-  const bool need_dgamma = gamma && !wrt_gamma_ && needs_input_grad(2);  // d_gamma-node: no gamma term
-  if (!need_dg && !need_dx && !need_dgamma) return {nullptr, nullptr, nullptr};
+  const bool need_dgamma = gamma && u && needs_input_grad(2);  // only the dx-node's u has a gamma term
+  if ((!need_dg && !need_dx && !need_dgamma) || (!u && !v)) return {nullptr, nullptr, nullptr};
   const DType cd = compute_dtype_, ad = acc_dtype(cd);
   const int64_t outer = int64_t(outer_), N = int64_t(N_);
   auto xc = contiguous_raw(cast_raw(x, cd));
   auto gc = gamma ? contiguous_raw(cast_raw(gamma, cd)) : nullptr;
   auto go = contiguous_raw(cast_raw(g, cd));
-  auto uc = contiguous_raw(cast_raw(up, cd));
+  auto uc = u ? contiguous_raw(cast_raw(u, cd)) : nullptr;
+  auto vc = v ? contiguous_raw(cast_raw(v, cd)) : nullptr;
   auto d_g = need_dg ? empty(x->shape, cd) : nullptr;
   auto d_x = need_dx ? empty(x->shape, cd) : nullptr;
   auto d_gamma = need_dgamma ? empty(gamma->shape, ad) : nullptr;
@@ -191,7 +207,7 @@ std::vector<TensorImplPtr> RMSNormBackwardBackward::apply(const TensorImplPtr& u
     using A = acc_t<T>;
     kernels::rms_norm_double_backward<T>(
         xc->data<T>(), gc ? gc->data<T>() : nullptr, go->data<T>(), saved_rstd_->data<A>(),
-        wrt_gamma_ ? nullptr : uc->data<T>(), wrt_gamma_ ? uc->data<T>() : nullptr, d_g ? d_g->data<T>() : nullptr,
+        uc ? uc->data<T>() : nullptr, vc ? vc->data<T>() : nullptr, d_g ? d_g->data<T>() : nullptr,
         d_x ? d_x->data<T>() : nullptr, d_gamma ? d_gamma->data<A>() : nullptr,
         scratch ? scratch->data<A>() : nullptr, outer, N, int64_t(k_));
   });

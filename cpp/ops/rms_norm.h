@@ -51,10 +51,17 @@ struct RMSNormBackwardBackward : FuncOp<RMSNormBackwardBackward, 3> {
   size_t outer_ = 0, N_ = 0, k_ = 0;
   DType compute_dtype_ = kDefaultFloat;
   bool wrt_gamma_ = false;
+  // NOTE [one pass for both outputs]: the d_gamma node hands its upstream v to the dx node
+  // (partner_) when that node is still to run in the same backward pass; the dx node then
+  // computes both contributions in one kernel pass (deferred_v_), and the engine needs no sums.
+  std::weak_ptr<RMSNormBackwardBackward> partner_;  // on the d_gamma node: the dx node
+  TensorImplPtr deferred_v_;                         // on the dx node: the d_gamma node's upstream
   const char* name() const override { return "RMSNormBackwardBackward"; }
-  std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);  // grad_out null: deferred_v_ only
+  bool has_deferred() const override { return deferred_v_ != nullptr; }
   void release_saved() override {
     saved_rstd_.reset();
+    deferred_v_.reset();
     AutogradNode::release_saved();
   }
 };

@@ -7,6 +7,7 @@
 #include "core/autocast.h"
 #include "kernels/cpu/vmath.h"
 #include "ops/binary.h"
+#include "ops/grad_graph.h"
 #include "ops/op_utils.h"
 #include "ops/view.h"
 
@@ -246,6 +247,80 @@ struct SiluOp {
     return g * s * (A(1) - s) * (A(2) + x * (A(1) - A(2) * s));
   }
 };
+struct Log1pOp {
+  static constexpr const char *kName = "log1p", *kNode = "Log1pBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return std::log1p(x); }
+  template <class A> A df(A g, A x) const { return g / (A(1) + x); }
+  template <class A> A ddf(A g, A x) const { return -g / ((A(1) + x) * (A(1) + x)); }
+};
+struct Expm1Op {
+  static constexpr const char *kName = "expm1", *kNode = "Expm1Backward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Output;
+  template <class A> A f(A x) const { return std::expm1(x); }
+  template <class A> A df(A g, A y) const { return g * (y + A(1)); }
+  template <class A> A ddf(A g, A) const { return g; }
+};
+struct ErfOp {
+  static constexpr const char *kName = "erf", *kNode = "ErfBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  static constexpr double k2OverSqrtPi = 1.12837916709551257390;
+  template <class A> A f(A x) const {
+    if constexpr (std::is_same_v<A, float>) return kernels::erf_f32(x);
+    else return std::erf(x);
+  }
+  template <class A> A df(A g, A x) const { return g * A(k2OverSqrtPi) * std::exp(-x * x); }
+  template <class A> A ddf(A g, A x) const { return A(-2) * x * g * A(k2OverSqrtPi) * std::exp(-x * x); }
+};
+// floor/ceil/trunc/round: piecewise constant, so the gradient is zero (PyTorch records a node
+// that returns zeros). Integers pass through unchanged (round refuses them, as PyTorch).
+template <class A, class F> A round_int(A x, F fn) {
+  if constexpr (std::is_integral_v<A>) return x;
+  else return fn(x);
+}
+struct FloorOp {
+  static constexpr const char *kName = "floor", *kNode = "FloorBackward";
+  static constexpr Domain kDomain = Domain::Int;
+  static constexpr Saves kSaves = Saves::Nothing;
+  template <class A> A f(A x) const { return round_int(x, [](A v) { return std::floor(v); }); }
+  template <class A> A df(A, A) const { return A(0); }
+  template <class A> A ddf(A, A) const { return A(0); }
+};
+struct CeilOp {
+  static constexpr const char *kName = "ceil", *kNode = "CeilBackward";
+  static constexpr Domain kDomain = Domain::Int;
+  static constexpr Saves kSaves = Saves::Nothing;
+  template <class A> A f(A x) const { return round_int(x, [](A v) { return std::ceil(v); }); }
+  template <class A> A df(A, A) const { return A(0); }
+  template <class A> A ddf(A, A) const { return A(0); }
+};
+struct TruncOp {
+  static constexpr const char *kName = "trunc", *kNode = "TruncBackward";
+  static constexpr Domain kDomain = Domain::Int;
+  static constexpr Saves kSaves = Saves::Nothing;
+  template <class A> A f(A x) const { return round_int(x, [](A v) { return std::trunc(v); }); }
+  template <class A> A df(A, A) const { return A(0); }
+  template <class A> A ddf(A, A) const { return A(0); }
+};
+// Half to even (std::nearbyint in the default rounding mode). decimals != 0 follows PyTorch:
+// nearbyint(x * 10^d) / 10^d for d > 0 and nearbyint(x / 10^-d) * 10^-d for d < 0.
+struct RoundOp {
+  static constexpr const char *kName = "round", *kNode = "RoundBackward";
+  static constexpr Domain kDomain = Domain::Float;
+  static constexpr Saves kSaves = Saves::Nothing;
+  int64_t decimals = 0;
+  double ten_pow = 1;
+  template <class A> A f(A x) const {
+    if (decimals == 0) return std::nearbyint(x);
+    if (decimals > 0) return std::nearbyint(x * A(ten_pow)) / A(ten_pow);
+    return std::nearbyint(x / A(ten_pow)) * A(ten_pow);
+  }
+  template <class A> A df(A, A) const { return A(0); }
+  template <class A> A ddf(A, A) const { return A(0); }
+};
 struct ClampOp {
   static constexpr const char *kName = "clamp", *kNode = "ClampBackward";
   static constexpr Domain kDomain = Domain::Int;
@@ -328,8 +403,10 @@ struct UnaryBackwardBackward : FuncOp<UnaryBackwardBackward<Op>, 2> {
 
 template <class Op>
 std::vector<TensorImplPtr> UnaryBackward<Op>::apply_graph(const TensorImplPtr& g) {
-  if constexpr (Op::kSaves == Saves::Nothing) {  // neg: -g
+  if constexpr (std::is_same_v<Op, NegOp>) {  // -g
     return {to(neg(g), in_dtype, false)};
+  } else if constexpr (Op::kSaves == Saves::Nothing) {  // the rounding ops: 0 * g, recorded
+    return {to(mul(g, constant(0.0, g->dtype)), in_dtype, false)};
   } else {
     std::vector<TensorImplPtr> r;
     {
@@ -374,6 +451,13 @@ template <>
 const OpSchema& UnaryBackwardBackward<GeluTanhOp>::schema_v1 = UnaryBackward<GeluOp>::schema_v1;
 LUCID_UNARY_SCHEMA(SiluOp, "silu", KeepInput)
 LUCID_UNARY_SCHEMA(ClampOp, "clamp", KeepInput)
+LUCID_UNARY_SCHEMA(Log1pOp, "log1p", ForceFP32)
+LUCID_UNARY_SCHEMA(Expm1Op, "expm1", ForceFP32)
+LUCID_UNARY_SCHEMA(ErfOp, "erf", ForceFP32)
+LUCID_UNARY_SCHEMA(FloorOp, "floor", KeepInput)
+LUCID_UNARY_SCHEMA(CeilOp, "ceil", KeepInput)
+LUCID_UNARY_SCHEMA(TruncOp, "trunc", KeepInput)
+LUCID_UNARY_SCHEMA(RoundOp, "round", KeepInput)
 #undef LUCID_UNARY_SCHEMA
 
 const OpSchema& kSignSchema = register_schema(
@@ -474,6 +558,19 @@ TensorImplPtr tanh(const TensorImplPtr& x) { return unary_op<TanhOp>(x); }
 TensorImplPtr sigmoid(const TensorImplPtr& x) { return unary_op<SigmoidOp>(x); }
 TensorImplPtr relu(const TensorImplPtr& x) { return unary_op<ReluOp>(x); }
 TensorImplPtr silu(const TensorImplPtr& x) { return unary_op<SiluOp>(x); }
+TensorImplPtr log1p(const TensorImplPtr& x) { return unary_op<Log1pOp>(x); }
+TensorImplPtr expm1(const TensorImplPtr& x) { return unary_op<Expm1Op>(x); }
+TensorImplPtr erf(const TensorImplPtr& x) { return unary_op<ErfOp>(x); }
+TensorImplPtr floor(const TensorImplPtr& x) { return unary_op<FloorOp>(x); }
+TensorImplPtr ceil(const TensorImplPtr& x) { return unary_op<CeilOp>(x); }
+TensorImplPtr trunc(const TensorImplPtr& x) { return unary_op<TruncOp>(x); }
+TensorImplPtr round(const TensorImplPtr& x, int64_t decimals) {
+  LUCID_CHECK(decimals >= -300 && decimals <= 300, "round: decimals must lie in [-300, 300], got ", decimals);
+  RoundOp op;
+  op.decimals = decimals;
+  op.ten_pow = std::pow(10.0, double(decimals < 0 ? -decimals : decimals));
+  return unary_op(x, op);
+}
 
 TensorImplPtr gelu(const TensorImplPtr& x, const std::string& approximate) {
   LUCID_CHECK(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '",

@@ -1,5 +1,5 @@
 // Unary elementwise ops and their gradients. Float-only functions (exp, log, sqrt, rsqrt, sin,
-// cos, tanh, sigmoid) promote integer/bool inputs to float32 as PyTorch does; gelu and silu
+// cos, tanh, sigmoid, log1p, expm1, erf) promote integer/bool inputs to float32 as PyTorch does; gelu and silu
 // reject them (as PyTorch). neg/abs/relu/clamp keep integer dtypes; sign keeps every dtype.
 // Each differentiable op saves what its derivative reads: the output for exp, sqrt, rsqrt,
 // tanh, sigmoid and relu (as a detached alias), the input otherwise, nothing for neg.
@@ -28,6 +28,15 @@ TensorImplPtr relu(const TensorImplPtr& x);
 // approximate: "none" (exact, 0.5 x (1 + erf(x / sqrt 2))) or "tanh".
 TensorImplPtr gelu(const TensorImplPtr& x, const std::string& approximate);
 TensorImplPtr silu(const TensorImplPtr& x);
+TensorImplPtr log1p(const TensorImplPtr& x);
+TensorImplPtr expm1(const TensorImplPtr& x);
+TensorImplPtr erf(const TensorImplPtr& x);
+// Rounding keeps the input dtype (integers pass through; round refuses them) and has zero gradient.
+TensorImplPtr floor(const TensorImplPtr& x);
+TensorImplPtr ceil(const TensorImplPtr& x);
+TensorImplPtr trunc(const TensorImplPtr& x);
+// Half to even; decimals != 0 rounds to that many decimal places (negative: tens, hundreds, ...).
+TensorImplPtr round(const TensorImplPtr& x, int64_t decimals);
 // min(max(x, lo), hi); a missing bound is not applied; lo > hi gives hi everywhere (PyTorch).
 // At least one bound is required. The bounds are applied in x's dtype: the binding first casts an
 // integer tensor to float32 when a bound is a Python float (PyTorch's result type).

@@ -12,7 +12,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'RMSNormBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'default_generator', 'div', 'dot', 'dtype', 'exp', 'flatten', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'reshape', 'result_type', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'RnnBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cumprod', 'cumsum', 'default_generator', 'div', 'dot', 'dtype', 'erf', 'exp', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'log1p', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -140,6 +140,8 @@ class Tensor:
         ...
     def __float__(self) -> builtins.float:
         ...
+    def __floordiv__(self, arg0: typing.Any) -> Tensor:
+        ...
     def __format__(self, spec):
         ...
     def __ge__(self, arg0: typing.Any) -> Tensor:
@@ -178,6 +180,8 @@ class Tensor:
         ...
     def __matmul__(self, arg0: typing.Any) -> Tensor:
         ...
+    def __mod__(self, arg0: typing.Any) -> Tensor:
+        ...
     def __mul__(self, arg0: typing.Any) -> Tensor:
         ...
     def __ne__(self, arg0: typing.Any) -> Tensor:  # type: ignore[override]
@@ -196,7 +200,11 @@ class Tensor:
         ...
     def __repr__(self):
         ...
+    def __rfloordiv__(self, arg0: typing.Any) -> Tensor:
+        ...
     def __rmatmul__(self, arg0: typing.Any) -> Tensor:
+        ...
+    def __rmod__(self, arg0: typing.Any) -> Tensor:
         ...
     def __rmul__(self, arg0: typing.Any) -> Tensor:
         ...
@@ -286,6 +294,10 @@ class Tensor:
         """
         A view broadcast to `size` (stride 0 along the expanded dims); see Tensor.expand.
         """
+    def ceil(self) -> Tensor:
+        """
+        Smallest integer >= input, in input's dtype (integers pass through); zero gradient.
+        """
     def chunk(self, chunks: typing.SupportsInt | typing.SupportsIndex, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
         """
         A tuple of at most `chunks` views along `dim`, each of ceil(size / chunks) elements (the last may be smaller).
@@ -346,6 +358,22 @@ class Tensor:
         """
         Raises LucidError: pylucid has no CUDA device (check ``pylucid.cuda.is_available()``).
         """
+    def cumprod(self, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
+        """
+        Cumulative product along dim: out[i] = input[0] * ... * input[i]. dtype= converts the input first; integers and bool multiply in int64. The gradient is exact when the input holds zeros.
+        
+        >>> import pylucid
+        >>> pylucid.tensor([1.0, 2.0, 3.0]).cumprod(0).tolist()
+        [1.0, 2.0, 6.0]
+        """
+    def cumsum(self, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
+        """
+        Cumulative sum along dim: out[i] = input[0] + ... + input[i]. dtype= converts the input first; integers and bool sum to int64. The gradient is the reversed cumulative sum of the incoming one.
+        
+        >>> import pylucid
+        >>> pylucid.tensor([1, 2, 3]).cumsum(0).tolist()
+        [1, 3, 6]
+        """
     def data_ptr(self) -> builtins.int:
         """
         The address of the first element as an int (storage start plus storage_offset * element_size); views of one storage can be compared by it.
@@ -394,6 +422,10 @@ class Tensor:
         """
         True when both tensors have the same shape and the same values (a Python bool).
         """
+    def erf(self) -> Tensor:
+        """
+        The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt (integers promote to float32).
+        """
     def exp(self) -> Tensor:
         """
         e^input, elementwise (integers promote to float32).
@@ -410,6 +442,10 @@ class Tensor:
         """
         expand(other.shape): a view broadcast to other's shape.
         """
+    def expm1(self) -> Tensor:
+        """
+        exp(input) - 1, accurate for small input (integers promote to float32).
+        """
     def exponential_(self, lambd: typing.Any = 1.0, *, generator: typing.Any = None) -> Tensor:
         """
         Fills self (floating) in place with exponential samples of rate lambd and returns self.
@@ -417,6 +453,10 @@ class Tensor:
     def fill_(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
         """
         Sets every element to value (converted to this dtype) in place and returns self; not recorded by autograd (refused on a tensor that requires grad while grad mode is on).
+        """
+    def fix(self) -> Tensor:
+        """
+        Alias of trunc.
         """
     def flatten(self, start_dim: typing.SupportsInt | typing.SupportsIndex = 0, end_dim: typing.SupportsInt | typing.SupportsIndex = -1) -> Tensor:
         """
@@ -437,6 +477,26 @@ class Tensor:
     def float(self):
         """
         This tensor converted to pylucid.float32 (self when it already is).
+        """
+    def floor(self) -> Tensor:
+        """
+        Largest integer <= input, in input's dtype (integers pass through); zero gradient.
+        """
+    def floor_divide(self, other: typing.Any) -> Tensor:
+        """
+        floor(input / other), elementwise with broadcasting (Python's //): integers stay integers. Records no gradient. Integer division by zero raises.
+        
+        >>> import pylucid
+        >>> pylucid.floor_divide(pylucid.tensor([-3, 3]), 2).tolist()
+        [-2, 1]
+        """
+    def fmod(self, other: typing.Any) -> Tensor:
+        """
+        input - other * trunc(input / other), elementwise with broadcasting: the result has input's sign (C's fmod). Integer division by zero raises.
+        
+        >>> import pylucid
+        >>> pylucid.fmod(pylucid.tensor([-3, 3]), 2).tolist()
+        [-1, 1]
         """
     def gather(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         """
@@ -475,6 +535,11 @@ class Tensor:
     def index_select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         """
         The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
+        """
+    def int(self, memory_format = None):
+        """
+        This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
+            pylucid has one integer dtype).
         """
     def is_contiguous(self) -> builtins.bool:
         """
@@ -517,6 +582,10 @@ class Tensor:
         """
         Natural logarithm, elementwise (integers promote to float32).
         """
+    def log1p(self) -> Tensor:
+        """
+        log(1 + input), accurate for small input (integers promote to float32).
+        """
     def log_(self, *args, **kwargs):
         """
         In-place log: writes the result into self and returns self (not recorded by autograd).
@@ -546,7 +615,7 @@ class Tensor:
         log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) with m the maximum, so large inputs do not overflow.
         
         >>> import pylucid
-        >>> round(pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item(), 3)
+        >>> print(f"{pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item():.3f}")
         1000.693
         """
     def long(self):
@@ -721,6 +790,10 @@ class Tensor:
         """
         Fills self in place with integers: uniform in [from, to), in [0, to) given one bound, or over [0, 2**mantissa] (floats) / [0, 2**63) (int64) given none; returns self.
         """
+    def reciprocal(self, *args, **kwargs):
+        """
+        1 / input, elementwise; differentiable.
+        """
     def register_hook(self, hook):
         """
         Registers ``hook(grad) -> Tensor or None``, called with this tensor's gradient each time it
@@ -746,6 +819,14 @@ class Tensor:
     def relu_(self) -> Tensor:
         """
         relu in place (no autograd: refused on a tensor that requires grad).
+        """
+    def remainder(self, other: typing.Any) -> Tensor:
+        """
+        input - other * floor(input / other), elementwise with broadcasting: the result has other's sign (Python's %). Either argument may be a number. Integer division by zero raises.
+        
+        >>> import pylucid
+        >>> pylucid.remainder(pylucid.tensor([-3, 3]), 2).tolist()
+        [1, 1]
         """
     def repeat(self, *sizes):
         """
@@ -782,6 +863,16 @@ class Tensor:
         """
         ``input`` rolled by ``shifts`` along ``dims`` (elements leaving one end re-enter at the
             other); without dims, over the flattened tensor. Differentiable.
+        """
+    def round(self, *, decimals: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
+        """
+        Round half to even, in input's dtype (floating inputs); decimals rounds to that many decimal places (negative: to tens, hundreds, ...). Zero gradient.
+        
+        >>> import pylucid
+        >>> pylucid.round(pylucid.tensor([0.5, 1.5, 1.26], dtype=pylucid.float64), decimals=1).tolist()
+        [0.5, 1.5, 1.3]
+        >>> pylucid.round(pylucid.tensor([0.5, 1.5, 2.5])).tolist()
+        [0.0, 2.0, 2.0]
         """
     def rsqrt(self) -> Tensor:
         """
@@ -945,6 +1036,10 @@ class Tensor:
         """
         Alias of div.
         """
+    def trunc(self) -> Tensor:
+        """
+        input rounded toward zero, in input's dtype (integers pass through); zero gradient.
+        """
     def type(self, dtype = None, non_blocking = False, **kwargs):
         """
         Without an argument, PyTorch's legacy type name (e.g. ``'pylucid.FloatTensor'``); with a dtype,
@@ -1063,7 +1158,7 @@ class Tensor:
         True for a non-leaf tensor after retain_grad(), whose .grad backward then fills; False for leaves.
         """
     @property
-    def shape(self) -> tuple[int, ...]:
+    def shape(self) -> tuple[builtins.int, ...]:
         """
         The size of each dim, a tuple of ints (() for a 0-d tensor); PyTorch's Tensor.shape as a plain tuple.
         """
@@ -1216,6 +1311,64 @@ class Generator:
         """
         Restores a state returned by get_state() and returns the generator.
         """
+class BatchNormBackward(Node):
+    """
+    Backward node of batch_norm: saves x, weight, the per-channel mean and reciprocal std (batch statistics in training, running statistics in eval); apply(grad_out) returns (dx, d_weight, d_bias).
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+    def apply(self, grad_out: Tensor) -> tuple:
+        """
+        (dx, d_weight, d_bias) for grad_out (None where not needed).
+        """
+    @property
+    def eps(self) -> builtins.float:
+        """
+        The eps added to the variance, a float.
+        """
+    @property
+    def saved_mean(self) -> Tensor:
+        """
+        Per-channel mean used to normalise, a Tensor of shape (C,); None once freed.
+        """
+    @property
+    def saved_rstd(self) -> Tensor:
+        """
+        Per-channel 1 / sqrt(var + eps), a Tensor of shape (C,); None once freed.
+        """
+    @property
+    def training(self) -> builtins.bool:
+        """
+        Whether batch statistics were used (their gradient flows into dx).
+        """
+class GroupNormBackward(Node):
+    """
+    Backward node of group_norm (and of instance_norm without running statistics): saves x, weight, the mean and reciprocal std per (sample, group); apply(grad_out) returns (dx, d_weight, d_bias).
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+    def apply(self, grad_out: Tensor) -> tuple:
+        """
+        (dx, d_weight, d_bias) for grad_out (None where not needed).
+        """
+    @property
+    def G(self) -> builtins.int:
+        """
+        Number of groups.
+        """
+    @property
+    def eps(self) -> builtins.float:
+        """
+        The eps added to the variance, a float.
+        """
+    @property
+    def saved_mean(self) -> Tensor:
+        """
+        Mean per (sample, group), a Tensor of shape (N, G); None once freed.
+        """
+    @property
+    def saved_rstd(self) -> Tensor:
+        """
+        1 / sqrt(var + eps) per (sample, group), a Tensor of shape (N, G); None once freed.
+        """
 class RMSNormBackward(Node):
     """
     Backward node of rms_norm (RMSNorm and partial RMSNorm): saves x, gamma and the per-slice reciprocal RMS; apply(grad_out) returns (dx, d_gamma) in closed form.
@@ -1278,6 +1431,11 @@ class GroupRMSNormBackward(Node):
     def G(self) -> builtins.int:
         """
         Number of channel groups (max group id + 1).
+        """
+    @property
+    def S(self) -> builtins.int:
+        """
+        Spatial positions per channel (the product of the dims after C; 1 for (B, C)).
         """
     @property
     def channel_groups(self) -> Tensor:
@@ -1468,6 +1626,11 @@ class DropoutBackward(Node):
         """
         The factor 1 / (1 - p) applied to kept elements, a float (0.0 when p == 1).
         """
+class PoolBackward(Node):
+    """
+    Backward node of max/avg/adaptive pooling: the adjoint of the pooling's linear map (a scatter-add at the saved argmax indices, or the window averages spread back); its name() names the pooling (MaxPool2DWithIndicesBackward, AvgPool2DBackward, ...).
+    """
+    schema_v1: typing.ClassVar[OpSchema]
 class PadBackward(Node):
     """
     Backward node of pad: scatter-adds the gradient back through the padding's index maps.
@@ -1523,6 +1686,10 @@ class ScaledDotProductAttentionBackward(Node):
         """
         The factor the scores q k^T were multiplied by, a float (1/sqrt(E) by default).
         """
+class RnnBackward(Node):
+    """
+    Backward-through-time node of one recurrent layer and direction (RNN, LSTM, GRU): saves the inputs, the gate activations and cell states; one GEMM per step, weight gradients afterwards.
+    """
 def _accumulate_grad(arg0: Tensor, arg1: Tensor, arg2: builtins.bool) -> None:
     """
     t.grad += g (used by backward(inputs=...)); records the sum under grad mode
@@ -1537,6 +1704,8 @@ def _adam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequ
     ...
 def _adamax_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_infs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, maximize: builtins.bool) -> None:
     ...
+def _adaptive_pool(input: Tensor, kind: str, output_size: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> tuple[Tensor, typing.Any]:
+    ...
 def _add_node_hook(arg0: Node, arg1: typing.Any) -> builtins.int:
     ...
 def _add_node_prehook(arg0: Node, arg1: typing.Any) -> builtins.int:
@@ -1546,6 +1715,8 @@ def _add_tensor_hook(arg0: Tensor, arg1: typing.Any) -> builtins.int:
 def _arange(arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: _dtype) -> Tensor:
     ...
 def _autocast_state() -> tuple[builtins.bool, _dtype]:
+    ...
+def _batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None, bias: Tensor | None, training: builtins.bool, momentum: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str, pos_weight: Tensor | None) -> Tensor:
     ...
@@ -1570,6 +1741,8 @@ def _empty(arg0: typing.Any, arg1: typing.Any) -> Tensor:
 def _from_numpy(arg0: numpy.ndarray) -> Tensor:
     ...
 def _full(arg0: typing.Any, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.Any) -> Tensor:
+    ...
+def _group_norm(input: Tensor, num_groups: typing.SupportsInt | typing.SupportsIndex, weight: Tensor | None, bias: Tensor | None, eps: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _group_rms_norm(input: Tensor, channel_groups: Tensor, weight: Tensor | None, eps: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
@@ -1621,6 +1794,8 @@ def _normal_(arg0: Tensor, arg1: typing.SupportsFloat | typing.SupportsIndex, ar
     ...
 def _pad(input: Tensor, pad: typing.Any, mode: str, value: typing.SupportsFloat | typing.SupportsIndex, op: str) -> Tensor:
     ...
+def _pool(input: Tensor, kind: str, kernel_size: typing.Any, stride: typing.Any, padding: typing.Any, dilation: typing.Any, ceil_mode: builtins.bool, count_include_pad: builtins.bool, divisor_override: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> tuple[Tensor, typing.Any]:
+    ...
 def _radam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled_weight_decay: builtins.bool, maximize: builtins.bool) -> None:
     ...
 def _randint_(t: Tensor, low: typing.SupportsInt | typing.SupportsIndex, high: typing.SupportsInt | typing.SupportsIndex, generator: typing.Any = None) -> Tensor:
@@ -1641,6 +1816,10 @@ def _rms_norm_partial_k(n: typing.SupportsInt | typing.SupportsIndex, partial_ra
     ...
 def _rmsprop_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], square_avgs: collections.abc.Sequence[Tensor | None], grad_avgs: collections.abc.Sequence[Tensor | None], momentum_buffers: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, momentum: typing.SupportsFloat | typing.SupportsIndex, centered: builtins.bool, maximize: builtins.bool) -> None:
     ...
+def _rnn_layer(mode: str, input: Tensor, hx: Tensor, cx: Tensor | None, weight_ih: Tensor, weight_hh: Tensor, bias_ih: Tensor | None, bias_hh: Tensor | None, weight_hr: Tensor | None, reverse: builtins.bool, layer: str) -> Tensor:
+    """
+    One recurrent layer and direction over a time-major sequence; returns the packed [output (T, B, Hout) | c_n (B, H) for the LSTM] as one 1-D tensor.
+    """
 def _run_backward(roots: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], retain_graph: builtins.bool, inputs: collections.abc.Sequence[Tensor], create_graph: builtins.bool = False) -> list[Tensor]:
     ...
 def _scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, dropout_p: typing.SupportsFloat | typing.SupportsIndex, is_causal: builtins.bool, scale: typing.SupportsFloat | typing.SupportsIndex | None, enable_gqa: builtins.bool) -> Tensor:
@@ -1715,6 +1894,10 @@ def cat(tensors: typing.Any, dim: typing.SupportsInt | typing.SupportsIndex = 0)
     """
     The tensors joined along `dim` (promoted to a common dtype); 1-d empty tensors are skipped as in PyTorch.
     """
+def ceil(input: Tensor) -> Tensor:
+    """
+    Smallest integer >= input, in input's dtype (integers pass through); zero gradient.
+    """
 def chunk(input: Tensor, chunks: typing.SupportsInt | typing.SupportsIndex, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
     """
     A tuple of at most `chunks` views along `dim`, each of ceil(size / chunks) elements (the last may be smaller).
@@ -1755,19 +1938,67 @@ def cos(input: Tensor) -> Tensor:
     """
     Cosine, elementwise (integers promote to float32).
     """
+def cumprod(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
+    """
+    Cumulative product along dim: out[i] = input[0] * ... * input[i]. dtype= converts the input first; integers and bool multiply in int64. The gradient is exact when the input holds zeros.
+    
+    >>> import pylucid
+    >>> pylucid.tensor([1.0, 2.0, 3.0]).cumprod(0).tolist()
+    [1.0, 2.0, 6.0]
+    """
+def cumsum(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
+    """
+    Cumulative sum along dim: out[i] = input[0] + ... + input[i]. dtype= converts the input first; integers and bool sum to int64. The gradient is the reversed cumulative sum of the incoming one.
+    
+    >>> import pylucid
+    >>> pylucid.tensor([1, 2, 3]).cumsum(0).tolist()
+    [1, 3, 6]
+    """
 def div(input: Tensor, other: typing.Any) -> Tensor:
     ...
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """
     Dot product of two 1-D tensors of equal size (a 0-d result).
     """
+def erf(input: Tensor) -> Tensor:
+    """
+    The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt (integers promote to float32).
+    """
 def exp(input: Tensor) -> Tensor:
     """
     e^input, elementwise (integers promote to float32).
     """
+def expm1(input: Tensor) -> Tensor:
+    """
+    exp(input) - 1, accurate for small input (integers promote to float32).
+    """
+def fix(input: Tensor) -> Tensor:
+    """
+    Alias of trunc.
+    """
 def flatten(input: Tensor, start_dim: typing.SupportsInt | typing.SupportsIndex = 0, end_dim: typing.SupportsInt | typing.SupportsIndex = -1) -> Tensor:
     """
     Dims start_dim..end_dim merged into one (a view when possible); a 0-d input gives shape (1,).
+    """
+def floor(input: Tensor) -> Tensor:
+    """
+    Largest integer <= input, in input's dtype (integers pass through); zero gradient.
+    """
+def floor_divide(input: typing.Any, other: typing.Any) -> Tensor:
+    """
+    floor(input / other), elementwise with broadcasting (Python's //): integers stay integers. Records no gradient. Integer division by zero raises.
+    
+    >>> import pylucid
+    >>> pylucid.floor_divide(pylucid.tensor([-3, 3]), 2).tolist()
+    [-2, 1]
+    """
+def fmod(input: typing.Any, other: typing.Any) -> Tensor:
+    """
+    input - other * trunc(input / other), elementwise with broadcasting: the result has input's sign (C's fmod). Integer division by zero raises.
+    
+    >>> import pylucid
+    >>> pylucid.fmod(pylucid.tensor([-3, 3]), 2).tolist()
+    [-1, 1]
     """
 def gather(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
     """
@@ -1807,12 +2038,16 @@ def log(input: Tensor) -> Tensor:
     """
     Natural logarithm, elementwise (integers promote to float32).
     """
+def log1p(input: Tensor) -> Tensor:
+    """
+    log(1 + input), accurate for small input (integers promote to float32).
+    """
 def logsumexp(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
     """
     log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) with m the maximum, so large inputs do not overflow.
     
     >>> import pylucid
-    >>> round(pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item(), 3)
+    >>> print(f"{pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item():.3f}")
     1000.693
     """
 def masked_fill(input: Tensor, mask: Tensor, value: typing.Any) -> Tensor:
@@ -1909,12 +2144,30 @@ def relu_(input: Tensor) -> Tensor:
     """
     relu in place (no autograd: refused on a tensor that requires grad).
     """
+def remainder(input: typing.Any, other: typing.Any) -> Tensor:
+    """
+    input - other * floor(input / other), elementwise with broadcasting: the result has other's sign (Python's %). Either argument may be a number. Integer division by zero raises.
+    
+    >>> import pylucid
+    >>> pylucid.remainder(pylucid.tensor([-3, 3]), 2).tolist()
+    [1, 1]
+    """
 def reshape(input: Tensor, shape: typing.Any) -> Tensor:
     """
     A tensor with x's elements in `shape` (one -1 is inferred): a view when the strides allow it, else a copy.
     """
 def result_type(arg0: Tensor, arg1: Tensor) -> _dtype:
     ...
+def round(input: Tensor, *, decimals: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
+    """
+    Round half to even, in input's dtype (floating inputs); decimals rounds to that many decimal places (negative: to tens, hundreds, ...). Zero gradient.
+    
+    >>> import pylucid
+    >>> pylucid.round(pylucid.tensor([0.5, 1.5, 1.26], dtype=pylucid.float64), decimals=1).tolist()
+    [0.5, 1.5, 1.3]
+    >>> pylucid.round(pylucid.tensor([0.5, 1.5, 2.5])).tolist()
+    [0.0, 2.0, 2.0]
+    """
 def rsqrt(input: Tensor) -> Tensor:
     """
     1 / sqrt(input), elementwise (integers promote to float32).
@@ -2000,6 +2253,10 @@ def tril(input: Tensor, diagonal: typing.SupportsInt | typing.SupportsIndex = 0)
 def triu(input: Tensor, diagonal: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
     """
     The upper triangle of the last two dims: elements with col - row >= diagonal kept, the rest zeroed.
+    """
+def trunc(input: Tensor) -> Tensor:
+    """
+    input rounded toward zero, in input's dtype (integers pass through); zero gradient.
     """
 def unbind(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
     """

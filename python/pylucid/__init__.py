@@ -27,6 +27,7 @@ from ._C import (  # noqa: E402,F401
 )
 from ._tensor import *  # noqa: E402,F401,F403
 from ._math import *  # noqa: E402,F401,F403
+from ._math_ext import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
 from ._random import *  # noqa: E402,F401,F403
 from ._device import *  # noqa: E402,F401,F403
@@ -34,7 +35,7 @@ from . import _compat  # noqa: E402,F401  (Tensor surface: legacy constructors, 
 from ._compat import *  # noqa: E402,F401,F403
 from .amp import autocast  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
-from . import autograd, backends, cuda, nn, ops, optim, testing  # noqa: E402,F401
+from . import autograd, backends, cuda, linalg, nn, ops, optim, testing  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 int = _C.dtype.int64  # noqa: A001  (PyTorch's torch.int; pylucid's one integer dtype is int64)

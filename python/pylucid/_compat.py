@@ -30,7 +30,8 @@ __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongT
            "repeat_interleave", "tile", "flip", "fliplr", "flipud", "roll",
            "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
            "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "equal", "allclose",
-           "isclose", "square"]
+           "isclose", "square", "reciprocal", "std_mean", "var_mean", "softmax",
+           "log_softmax"]
 
 _orig_init = Tensor.__init__
 
@@ -379,6 +380,41 @@ def square(input):
     return _tensor_arg(input, "square") * input
 
 
+def reciprocal(input):
+    """1 / input, elementwise; differentiable."""
+    return 1.0 / _tensor_arg(input, "reciprocal")
+
+
+def softmax(input, dim, dtype=None):
+    """``pylucid.nn.functional.softmax`` under PyTorch's top-level name (``torch.softmax``)."""
+    from .nn.functional import softmax as f
+
+    return f(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, dtype=None):
+    """``pylucid.nn.functional.log_softmax`` under PyTorch's top-level name."""
+    from .nn.functional import log_softmax as f
+
+    return f(input, dim, dtype=dtype)
+
+
+def std_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    """``(std, mean)`` of ``input`` over ``dim`` (all dims when None), as PyTorch's ``std_mean``."""
+    _tensor_arg(input, "std_mean")
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    return input.std(dim=dim, correction=correction, keepdim=keepdim), input.mean(dim=dim, keepdim=keepdim)
+
+
+def var_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    """``(var, mean)`` of ``input`` over ``dim`` (all dims when None), as PyTorch's ``var_mean``."""
+    _tensor_arg(input, "var_mean")
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    return input.var(dim=dim, correction=correction, keepdim=keepdim), input.mean(dim=dim, keepdim=keepdim)
+
+
 # ---- Tensor methods ---------------------------------------------------------------------------
 
 def _new_factory(name, fill):
@@ -407,6 +443,12 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, lay
     """A new tensor copying ``data``, in this tensor's dtype unless given."""
     _check_device(device, "new_tensor")
     return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _int_method(self, memory_format=None):
+    """This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
+    pylucid has one integer dtype)."""
+    return self.to(dtype.int64)
 
 
 def _device_prop(self):
@@ -567,7 +609,7 @@ def _attach():
              "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "equal", "allclose",
              "isclose", "square", "flip", "fliplr", "flipud", "roll", "tile", "repeat_interleave",
              "rsqrt", "sign", "neg", "negative", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh",
-             "sigmoid", "clamp", "clip", "gelu", "silu", "isnan", "isfinite"]
+             "sigmoid", "clamp", "clip", "gelu", "silu", "isnan", "isfinite", "reciprocal"]
     for n in names:
         if n in funcs and n not in vars(Tensor):
             setattr(Tensor, n, _method(funcs[n], n))
@@ -576,6 +618,7 @@ def _attach():
         if n + "_" not in vars(Tensor):
             setattr(Tensor, n + "_", _inplace(getattr(Tensor, n), n + "_"))
     Tensor.repeat = _repeat
+    Tensor.int = _int_method
     Tensor.flip = _varargs_method(flip, "flip", "dims")
     Tensor.tile = _varargs_method(tile, "tile", "dims")
     Tensor.new_zeros = _new_factory("new_zeros", 0)

@@ -24,7 +24,7 @@ __all__ = [
     # unary elementwise
     "neg", "negative", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
     "relu", "relu_", "gelu", "silu", "clamp", "clip", "clamp_", "clamp_min", "clamp_max", "sign",
-    "isnan", "isfinite",
+    "isnan", "isfinite", "log1p", "expm1", "erf", "floor", "ceil", "trunc", "fix", "round",
     # reductions
     "sum", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "logsumexp",
     "prod", "norm",
@@ -91,6 +91,14 @@ clamp_max = _C.clamp_max
 sign = _C.sign
 isnan = _C.isnan
 isfinite = _C.isfinite
+log1p = _C.log1p
+expm1 = _C.expm1
+erf = _C.erf
+floor = _C.floor
+ceil = _C.ceil
+trunc = _C.trunc
+fix = _C.fix
+round = _C.round
 
 sum = _C.sum
 mean = _C.mean

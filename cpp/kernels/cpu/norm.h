@@ -35,14 +35,16 @@ void layer_norm_backward(const T* x, const T* w, const T* grad_out, const acc_t<
                          const acc_t<T>* rstd, T* dx, acc_t<T>* d_w, acc_t<T>* d_b, acc_t<T>* scratch,
                          int64_t rows, int64_t N);
 
-// groups: C ids in [0, G); counts: channels per group (all >= 1); rstd: rows * G.
+// x: rows of (C, S) (S spatial positions per channel; S = 1 for (B, C)); groups: C ids in
+// [0, G); counts: channels per group (all >= 1); rstd: rows * G. A group's statistic covers its
+// channels at every spatial position (counts[g] * S values).
 template <class T>
 void group_rms_norm_forward(const T* x, const int64_t* groups, const int64_t* counts, const T* gamma,
-                            T* y, acc_t<T>* rstd, int64_t rows, int64_t C, int64_t G, acc_t<T> eps);
-// scratch: norm_chunks(rows, C) * 2 * G elements.
+                            T* y, acc_t<T>* rstd, int64_t rows, int64_t C, int64_t S, int64_t G, acc_t<T> eps);
+// scratch: norm_chunks(rows, C * S) * 2 * G elements.
 template <class T>
 void group_rms_norm_backward(const T* x, const int64_t* groups, const int64_t* counts, const T* gamma,
                              const T* grad_out, const acc_t<T>* rstd, T* dx, acc_t<T>* d_gamma,
-                             acc_t<T>* scratch, int64_t rows, int64_t C, int64_t G);
+                             acc_t<T>* scratch, int64_t rows, int64_t C, int64_t S, int64_t G);
 
 }  // namespace lucid::kernels

@@ -3,46 +3,72 @@
 #include <algorithm>
 
 #include "kernels/cpu/norm.h"
+#include "kernels/cpu/norm_rows.h"
 
 namespace lucid::kernels {
 
 namespace {
 
-// One row of the RMSNorm double backward (formulas in norm_double.h).
+// Rows [r0, r1) of the RMSNorm double backward (formulas in norm_double.h): two reduction
+// passes over the row (the second finds it in cache), then the outputs written lane-parallel.
 template <class T, bool HasGamma, bool HasU, bool HasV>
-void rms_double_row(const T* x, const T* gamma, const T* g, acc_t<T> r, const T* u, const T* v, T* d_g, T* d_x,
-                    acc_t<T>* dg, int64_t N, int64_t k) {
+struct RmsDoubleRows {
   using A = acc_t<T>;
-  auto gam = [&](int64_t i) { return HasGamma ? A(gamma[i]) : A(1); };
-  A a = 0, uu = 0, pu = 0, pv = 0;
-  for (int64_t i = 0; i < N; ++i) {
-    const A xi = A(x[i]), gi = A(g[i]), gy = gi * gam(i);
-    a += gy * xi;
-    if constexpr (HasU) pu += A(u[i]) * gy;
-    if constexpr (HasV) pv += A(v[i]) * gi * xi;
+  LUCID_INLINE static void run(const T* x, const T* gamma, const T* g, const A* rstd, const T* u, const T* v,
+                               T* d_g, T* d_x, A* dg, int64_t r0, int64_t r1, int64_t N, int64_t k, bool stream) {
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t o = row * N;
+      const T *xr = x + o, *gr = g + o, *ur = HasU ? u + o : nullptr;
+      const A r = rstd[row];
+      A a = 0, pu = 0, pv = 0, uu = 0;
+      reduce_row2<A>(N, [=](int64_t j, A& s0, A& s1) {
+        const A gy = A(gr[j]) * gain<T, HasGamma>(gamma, j);
+        s0 += gy * A(xr[j]);
+        if constexpr (HasU) s1 += A(ur[j]) * gy;
+      }, a, pu);
+      if constexpr (HasU && HasV) {
+        reduce_row2<A>(N, [=](int64_t j, A& s0, A& s1) {
+          s0 += A(v[j]) * A(gr[j]) * A(xr[j]);
+          if (j < k) s1 += A(ur[j]) * A(xr[j]);
+        }, pv, uu);
+      } else if constexpr (HasV) {
+        pv = reduce_row<A>(N, [=](int64_t j) { return A(v[j]) * A(gr[j]) * A(xr[j]); });
+      } else if constexpr (HasU) {
+        uu = reduce_row<A>(k, [=](int64_t j) { return A(ur[j]) * A(xr[j]); });
+      }
+      const A c = r * r * r / A(k);
+      const A q = pu + pv - A(3) * r * r * a * uu / A(k);
+      const A cu = c * uu, ca = c * a, cq = c * q;
+      auto uj = [=](int64_t j) { return HasU ? A(ur[j]) : A(0); };
+      auto vj = [=](int64_t j) { return HasV ? A(v[j]) : A(0); };
+      if (d_g)
+        write_row(d_g + o, N, stream, [=](int64_t j) {
+          return gain<T, HasGamma>(gamma, j) * (r * uj(j) - cu * A(xr[j])) + r * vj(j) * A(xr[j]);
+        });
+      if (d_x) {
+        // [j < k]: the features feeding rstd get the u- and q-terms.
+        write_row(d_x + o, k, stream, [=](int64_t j) {
+          return r * vj(j) * A(gr[j]) - cu * A(gr[j]) * gain<T, HasGamma>(gamma, j) - ca * uj(j) - cq * A(xr[j]);
+        });
+        if (k < N)
+          write_row(d_x + o + k, N - k, stream, [=](int64_t i) {
+            const int64_t j = i + k;
+            return r * vj(j) * A(gr[j]) - cu * A(gr[j]) * gain<T, HasGamma>(gamma, j);
+          });
+      }
+      if (dg)
+        for (int64_t j = 0; j < N; ++j) dg[j] += A(gr[j]) * (r * uj(j) - cu * A(xr[j]));
+    }
+    stream_fence(stream);
   }
-  if constexpr (HasU)
-    for (int64_t i = 0; i < k; ++i) uu += A(u[i]) * A(x[i]);
-  const A c = r * r * r / A(k);
-  const A q = pu + pv - A(3) * r * r * a * uu / A(k);
-  for (int64_t i = 0; i < N; ++i) {
-    const A xi = A(x[i]), gi = A(g[i]), gm = gam(i), m = i < k ? A(1) : A(0);
-    const A ui = HasU ? A(u[i]) : A(0), vi = HasV ? A(v[i]) : A(0);
-    const A t = r * ui - c * uu * xi;
-    if (d_g) d_g[i] = T(gm * t + r * vi * xi);
-    if (d_x) d_x[i] = T(r * vi * gi - c * (gi * gm * uu + m * ui * a) - c * m * xi * q);
-    if (dg) dg[i] += gi * t;
-  }
-}
+};
 
-template <class T, bool HasGamma, bool HasU, bool HasV>
-void rms_double_rows(const T* x, const T* gamma, const T* g, const acc_t<T>* rstd, const T* u, const T* v, T* d_g,
-                     T* d_x, acc_t<T>* dg, int64_t r0, int64_t r1, int64_t N, int64_t k) {
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t o = r * N;
-    rms_double_row<T, HasGamma, HasU, HasV>(x + o, gamma, g + o, rstd[r], HasU ? u + o : nullptr, v,
-                                            d_g ? d_g + o : nullptr, d_x ? d_x + o : nullptr, dg, N, k);
-  }
+template <class T, bool HasGamma>
+void rms_double_dispatch(const T* x, const T* gamma, const T* g, const acc_t<T>* rstd, const T* u, const T* v,
+                         T* d_g, T* d_x, acc_t<T>* dg, int64_t r0, int64_t r1, int64_t N, int64_t k, bool stream) {
+  if (u && v) run_best<RmsDoubleRows<T, HasGamma, true, true>>(x, gamma, g, rstd, u, v, d_g, d_x, dg, r0, r1, N, k, stream);
+  else if (u) run_best<RmsDoubleRows<T, HasGamma, true, false>>(x, gamma, g, rstd, u, v, d_g, d_x, dg, r0, r1, N, k, stream);
+  else run_best<RmsDoubleRows<T, HasGamma, false, true>>(x, gamma, g, rstd, u, v, d_g, d_x, dg, r0, r1, N, k, stream);
 }
 
 }  // namespace
@@ -54,30 +80,15 @@ void rms_norm_double_backward(const T* x, const T* gamma, const T* g, const acc_
   using A = acc_t<T>;
   const int64_t P = norm_chunks(rows, N);
   A* partial = d_gamma ? (P == 1 ? d_gamma : scratch) : nullptr;
-  auto chunk = [&](int64_t c) {
-    const int64_t r0 = rows * c / P, r1 = rows * (c + 1) / P;
+  const bool stream = use_stream<T>(rows * N);
+  for_chunks(P, [&](int64_t c) {
+    const int64_t r0 = chunk_begin(c, P, rows), r1 = chunk_begin(c + 1, P, rows);
     A* dg = partial ? partial + c * N : nullptr;
     if (dg) std::fill(dg, dg + N, A(0));
-    // Four row bodies: with/without gamma, and the dx-node (u) or d_gamma-node (v) upstream.
-    if (gamma) {
-      if (u && v) rms_double_rows<T, true, true, true>(x, gamma, g, rstd, u, v, d_g, d_x, dg, r0, r1, N, k);
-      else if (u) rms_double_rows<T, true, true, false>(x, gamma, g, rstd, u, v, d_g, d_x, dg, r0, r1, N, k);
-      else rms_double_rows<T, true, false, true>(x, gamma, g, rstd, u, v, d_g, d_x, dg, r0, r1, N, k);
-    } else {
-      rms_double_rows<T, false, true, false>(x, gamma, g, rstd, u, v, d_g, d_x, dg, r0, r1, N, k);
-    }
-  };
-  if (P <= 1) {
-    chunk(0);
-  } else {
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t c = 0; c < P; ++c) chunk(c);
-  }
-  if (d_gamma && P > 1) {  // chunk partial sums added in chunk order: reproducible
-    std::copy(scratch, scratch + N, d_gamma);
-    for (int64_t c = 1; c < P; ++c)
-      for (int64_t j = 0; j < N; ++j) d_gamma[j] += scratch[c * N + j];
-  }
+    if (gamma) rms_double_dispatch<T, true>(x, gamma, g, rstd, u, v, d_g, d_x, dg, r0, r1, N, k, stream);
+    else rms_double_dispatch<T, false>(x, gamma, g, rstd, u, v, d_g, d_x, dg, r0, r1, N, k, stream);
+  });
+  if (d_gamma && P > 1) combine_chunks(scratch, d_gamma, P, N);
 }
 
 #define LUCID_NORM_DOUBLE_INSTANTIATE(T)                                                                   \

@@ -12,6 +12,7 @@ class RemovableHandle:
 
     def __init__(self, remove_fn):
         self._remove_fn = remove_fn
+        self.id: int | None = None  # the registry key, where the registering code sets one
 
     def remove(self):
         """Unregisters the hook; a second call does nothing."""

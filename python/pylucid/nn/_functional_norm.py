@@ -97,14 +97,16 @@ def group_rms_norm(input, channel_groups, weight=None, eps=1e-6) -> Tensor:
         \mathrm{rms}_{b,g} = \sqrt{\tfrac{1}{n_g}\textstyle\sum_{c \in g} x_{b,c}^2 + \epsilon},
         \qquad y_{b,c} = \frac{x_{b,c}}{\mathrm{rms}_{b,g(c)}}\, \gamma_{g(c)}
 
-    One fused op with a closed-form backward (``GroupRMSNormBackward``); ForceFP32 under
-    autocast, like :func:`rms_norm`.
+    On feature maps ``(B, C, *spatial)`` the statistic of a (sample, group) covers the group's
+    channels at all spatial positions (``n_g * prod(spatial)`` values), which for ``(B, C, 1)``
+    is the formula above. One fused op with a closed-form backward (``GroupRMSNormBackward``);
+    ForceFP32 under autocast, like :func:`rms_norm`.
 
     Every id in ``0..max(channel_groups)`` must own at least one channel: an unused id would
     be a group with no channels whose gain never trains, so it is reported as an error.
 
     Args:
-        input: Tensor of shape ``(B, C)`` or ``(B, C, 1)``, floating.
+        input: Tensor of shape ``(B, C)`` or ``(B, C, *spatial)``, floating.
         channel_groups: the C group ids, a 1-D list, numpy array or int64 Tensor of ints >= 0.
         weight: one gain per group, shape ``(G,)``, or None.
         eps: added to each group's mean square; must be >= 0.
@@ -113,7 +115,7 @@ def group_rms_norm(input, channel_groups, weight=None, eps=1e-6) -> Tensor:
         A Tensor of ``input``'s shape.
 
     Raises:
-        ShapeMismatch: ``input`` is not ``(B, C)``/``(B, C, 1)``; ``channel_groups`` is empty,
+        ShapeMismatch: ``input`` has fewer than 2 dims; ``channel_groups`` is empty,
             not 1-D, not integer, holds a negative id, leaves an id in ``0..G-1`` unused, or
             its length differs from ``C``; ``weight`` is not ``(G,)``; ``eps < 0``.
         DtypeMismatch: a non-floating ``input`` or ``weight``.

@@ -22,26 +22,38 @@ __all__ = [
 ]
 
 
-def softmax(input, dim=-1) -> Tensor:
+def _cast_for(input, dtype, op):
+    if dtype is None:
+        return input
+    if not isinstance(input, Tensor):
+        raise _C.DtypeMismatch(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    return input.to(dtype)
+
+
+def softmax(input, dim=-1, _stacklevel=3, dtype=None) -> Tensor:
     """Softmax along ``dim``: ``exp(x) / exp(x).sum(dim)``, computed stably (row max subtracted).
 
     >>> import pylucid
     >>> x = pylucid.tensor([[1.0, 2.0, 3.0]])
     >>> pylucid.nn.functional.softmax(x, dim=-1).sum(-1).item()
     1.0
+
+    With ``dtype`` the input is converted to it first (PyTorch's keyword).
     """
-    return _C._softmax(input, dim)
+    return _C._softmax(_cast_for(input, dtype, "softmax"), dim)
 
 
-def log_softmax(input, dim=-1) -> Tensor:
+def log_softmax(input, dim=-1, _stacklevel=3, dtype=None) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed as ``x - max - log(sum(exp(x - max)))``.
 
     >>> import pylucid
     >>> x = pylucid.tensor([0.0, 0.0])
     >>> round(pylucid.nn.functional.log_softmax(x, dim=0)[0].item(), 4)
     -0.6931
+
+    With ``dtype`` the input is converted to it first (PyTorch's keyword).
     """
-    return _C._log_softmax(input, dim)
+    return _C._log_softmax(_cast_for(input, dtype, "log_softmax"), dim)
 
 
 def cross_entropy(

@@ -1,8 +1,11 @@
 """Functional forms of the nn layers: ``pylucid.nn.functional`` (PyTorch's ``F``)."""
 from ._functional_activation import *  # noqa: F401,F403
 from ._functional_norm import *  # noqa: F401,F403
+from ._functional_batchnorm import *  # noqa: F401,F403
 from ._functional_train import *  # noqa: F401,F403
 from ._functional_act_ext import *  # noqa: F401,F403
 from ._functional_loss_ext import *  # noqa: F401,F403
 from ._functional_conv import *  # noqa: F401,F403
+from ._functional_pool import *  # noqa: F401,F403
+from ._functional_spatial import *  # noqa: F401,F403
 from ._functional_attention import *  # noqa: F401,F403

@@ -5,13 +5,70 @@ Attributes assigned on a Module are sorted into three ordered registries: Parame
 ``_buffers``. Everything else (``state_dict``, ``named_parameters``, ``train``, ``zero_grad``)
 walks those registries, so the order of definition is the order of iteration.
 """
-from collections import OrderedDict
+import itertools
+from collections import OrderedDict, namedtuple
 
 from .. import _C
 from .._C import Tensor
+from ..autograd.hooks import RemovableHandle
 from .parameter import Parameter
 
 __all__ = ["Module"]
+
+_hook_ids = itertools.count()
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the named tuple ``(missing_keys, unexpected_keys)``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(s, n):
+    """Indents every line of ``s`` but the first by ``n`` spaces (blank lines stay empty), as
+    PyTorch's module repr does."""
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join((" " * n + ln) if ln.strip() else "" for ln in lines[1:])
+
+
+def _parse_to(args, kwargs):
+    """The dtype of ``Module.to``'s PyTorch forms: ``to(device)``, ``to(dtype)``,
+    ``to(device, dtype)``, ``to(tensor)``, with ``non_blocking``/``memory_format`` accepted."""
+    from .._device import _check_device
+
+    dt = None
+    for a in args:
+        if isinstance(a, _C.dtype):
+            dt = a
+        elif isinstance(a, Tensor):
+            dt = a.dtype
+        elif isinstance(a, bool) or a is None:
+            continue
+        else:
+            _check_device(a, "Module.to")
+    for k, v in kwargs.items():
+        if k == "dtype":
+            if v is not None and not isinstance(v, _C.dtype):
+                raise _C.DtypeMismatch(f"Module.to: dtype must be a pylucid.dtype, got {type(v).__name__}")
+            dt = v if v is not None else dt
+        elif k == "device":
+            _check_device(v, "Module.to")
+        elif k == "tensor":
+            dt = v.dtype
+        elif k not in ("non_blocking", "memory_format"):
+            raise _C.DtypeMismatch(f"Module.to: unexpected keyword argument '{k}'")
+    if dt is not None and not dt.is_floating_point:
+        raise _C.DtypeMismatch(f"Module.to: only floating point dtypes are accepted, got {dt!r}")
+    return dt
 
 
 class Module:
@@ -37,6 +94,17 @@ class Module:
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "training", True)
+        for reg in _HOOK_REGISTRIES:
+            object.__setattr__(self, reg, OrderedDict())
+        object.__setattr__(self, "_hooks_with_kwargs", set())
+        object.__setattr__(self, "_hooks_always_call", set())
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for reg in _HOOK_REGISTRIES:  # modules pickled before hooks existed
+            self.__dict__.setdefault(reg, OrderedDict())
+        self.__dict__.setdefault("_hooks_with_kwargs", set())
+        self.__dict__.setdefault("_hooks_always_call", set())
 
     # ---- registration --------------------------------------------------------------------
 
@@ -120,16 +188,19 @@ class Module:
 
     # ---- traversal -----------------------------------------------------------------------
 
-    def named_modules(self, memo=None, prefix=""):
-        """(name, module) for this module and every descendant, each once."""
-        memo = set() if memo is None else memo
-        if id(self) in memo:
-            return
-        memo.add(id(self))
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(name, module) for this module and every descendant, each once (every occurrence
+        with ``remove_duplicate=False``)."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
         yield prefix, self
         for name, m in self._modules.items():
             if m is not None:
-                yield from m.named_modules(memo, prefix + ("." if prefix else "") + name)
+                yield from m.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
 
     def modules(self):
         """This module and every descendant."""
@@ -149,40 +220,81 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def _named_members(self, attr, recurse):
+    def _named_members(self, attr, prefix, recurse, remove_duplicate):
         seen = set()
-        mods = self.named_modules() if recurse else [("", self)]
-        for prefix, m in mods:
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for mod_prefix, m in mods:
             for name, t in getattr(m, attr).items():
-                if t is None or id(t) in seen:
+                if t is None or (remove_duplicate and id(t) in seen):
                     continue
                 seen.add(id(t))
-                yield prefix + ("." if prefix else "") + name, t
+                yield mod_prefix + ("." if mod_prefix else "") + name, t
 
-    def named_parameters(self, prefix="", recurse=True):
-        """(qualified name, Parameter), each shared parameter once."""
-        for name, p in self._named_members("_parameters", recurse):
-            yield prefix + ("." if prefix and name else "") + name, p
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(qualified name, Parameter), each shared parameter once (every occurrence with
+        ``remove_duplicate=False``); names start with ``prefix``."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         """Every Parameter of this module and its descendants, each once."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix="", recurse=True):
-        """(qualified name, buffer tensor)."""
-        for name, b in self._named_members("_buffers", recurse):
-            yield prefix + ("." if prefix and name else "") + name, b
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """(qualified name, buffer tensor), persistent or not."""
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse=True):
         """Every buffer of this module and its descendants."""
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
+    def get_submodule(self, target):
+        """The sub-module at the dotted path ``target`` (``""`` is this module); AttributeError
+        naming the missing part otherwise, as PyTorch.
+
+        >>> from pylucid import nn
+        >>> nn.Sequential(nn.Sequential(nn.Linear(2, 2))).get_submodule("0.0")
+        Linear(in_features=2, out_features=2, bias=True)
+        """
+        if not isinstance(target, str):
+            raise _C.DtypeMismatch(f"get_submodule: target must be a str, got {type(target).__name__}")
+        mod = self
+        if target == "":
+            return mod
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def _get_member(self, target, reg, what):
+        if not isinstance(target, str):
+            raise _C.DtypeMismatch(f"get_{what}: target must be a str, got {type(target).__name__}")
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        if name not in getattr(mod, reg):
+            raise AttributeError(f"`{name}` is not {'a parameter' if what == 'parameter' else 'a buffer'}")
+        return getattr(mod, reg)[name]
+
+    def get_parameter(self, target):
+        """The Parameter at the dotted path ``target`` (e.g. ``"0.weight"``)."""
+        return self._get_member(target, "_parameters", "parameter")
+
+    def get_buffer(self, target):
+        """The buffer at the dotted path ``target``."""
+        return self._get_member(target, "_buffers", "buffer")
+
     # ---- modes and grads -----------------------------------------------------------------
 
     def train(self, mode=True):
-        """Set training mode (affects Dropout) on this module and its descendants."""
+        """Set training mode (affects Dropout) on this module and its descendants; returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
         for m in self.modules():
             object.__setattr__(m, "training", bool(mode))
         return self
@@ -227,9 +339,26 @@ class Module:
                         m._buffers[name] = b.to(dtype)
         return self
 
-    def to(self, dtype):
-        """Convert floating parameters and buffers to ``dtype`` (in place on the module)."""
-        return self._cast(dtype)
+    def to(self, *args, **kwargs):
+        """PyTorch's ``Module.to``: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+        ``to(tensor)``. Floating parameters and buffers are converted to the dtype in place on the
+        module; the device must be the CPU (any other raises LucidError naming it). Returns self."""
+        dt = _parse_to(args, kwargs)
+        return self._cast(dt) if dt is not None else self
+
+    def cpu(self):
+        """Returns self: every pylucid module lives on the CPU."""
+        return self
+
+    def cuda(self, device=None):
+        """Raises LucidError: pylucid has no CUDA device (check ``pylucid.cuda.is_available()``)."""
+        raise _C.LucidError("Module.cuda: pylucid only has the 'cpu' device; there is no CUDA device")
+
+    def type(self, dst_type):
+        """Converts floating parameters and buffers to ``dst_type`` (a dtype); returns self."""
+        if not isinstance(dst_type, _C.dtype):
+            raise _C.DtypeMismatch(f"Module.type: expected a pylucid.dtype, got {type(dst_type).__name__}")
+        return self._cast(dst_type)
 
     def float(self):
         """Floating parameters and buffers to float32."""
@@ -264,13 +393,18 @@ class Module:
                 m.state_dict(out, prefix + name + ".", keep_vars)
         return out
 
-    def load_state_dict(self, state_dict, strict=True):
+    def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy tensors from ``state_dict`` into this module's parameters and buffers.
 
         With ``strict`` (default) missing and unexpected keys raise LucidError naming them; a
         shape mismatch always raises ShapeMismatch. Nothing is modified unless every check
-        passes. Returns ``(missing_keys, unexpected_keys)``.
+        passes. Returns the named tuple ``(missing_keys, unexpected_keys)``. With ``assign``
+        the module takes the given tensors themselves (as Parameters where it had Parameters)
+        instead of copying into its own.
         """
+        if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
+            raise _C.DtypeMismatch(f"load_state_dict: expected a dict-like state_dict, got "
+                                   f"{type(state_dict).__name__}")
         from .. import no_grad
 
         own = self.state_dict(keep_vars=True)
@@ -294,11 +428,100 @@ class Module:
             if tuple(v.shape) != tuple(t.shape):
                 raise _C.ShapeMismatch(f"load_state_dict: size mismatch for '{k}': checkpoint has "
                                        f"shape {list(v.shape)}, the module has {list(t.shape)}")
+        if assign:
+            for k in own:
+                if k in state_dict:
+                    self._assign(k, state_dict[k])
+            return _IncompatibleKeys(missing, unexpected)
         with no_grad():
             for k, t in own.items():
                 if k in state_dict:
                     t.copy_(state_dict[k])
-        return missing, unexpected
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _assign(self, key, value):
+        mod_path, _, name = key.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name in mod._parameters:
+            old = mod._parameters[name]
+            mod._parameters[name] = value if isinstance(value, Parameter) else \
+                Parameter(value, old.requires_grad if old is not None else True)
+        else:
+            mod._buffers[name] = value
+
+    # ---- hooks -----------------------------------------------------------------------------
+
+    def _add_hook(self, reg, hook, prepend=False, with_kwargs=False, always_call=False):
+        if not callable(hook):
+            raise _C.DtypeMismatch(f"{reg.strip('_')}: hook must be callable, got {type(hook).__name__}")
+        hooks = self.__dict__[reg]
+        hid = next(_hook_ids)
+        hooks[hid] = hook
+        if prepend:
+            hooks.move_to_end(hid, last=False)
+        if with_kwargs:
+            self._hooks_with_kwargs.add(hid)
+        if always_call:
+            self._hooks_always_call.add(hid)
+
+        def remove():
+            hooks.pop(hid, None)
+            self._hooks_with_kwargs.discard(hid)
+            self._hooks_always_call.discard(hid)
+        handle = RemovableHandle(remove)
+        handle.id = hid
+        return handle
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Registers ``hook(module, args)`` (``hook(module, args, kwargs)`` with ``with_kwargs``),
+        called before ``forward``; it may return new args (a tuple, or one value that is wrapped
+        in a tuple), or ``(args, kwargs)`` with ``with_kwargs``. Returns a ``RemovableHandle``.
+
+        >>> import pylucid
+        >>> from pylucid import nn
+        >>> lin = nn.Identity()
+        >>> h = lin.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+        >>> lin(pylucid.ones(2)).tolist()
+        [2.0, 2.0]
+        >>> h.remove()
+        """
+        return self._add_hook("_forward_pre_hooks", hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """Registers ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+        ``with_kwargs``), called after ``forward``; a returned value replaces the output. With
+        ``always_call`` it also runs when forward raised. Returns a ``RemovableHandle``.
+
+        >>> import pylucid
+        >>> from pylucid import nn
+        >>> relu = nn.ReLU()
+        >>> h = relu.register_forward_hook(lambda m, args, out: out + 1)
+        >>> relu(pylucid.tensor([-1.0, 2.0])).tolist()
+        [1.0, 3.0]
+        """
+        return self._add_hook("_forward_hooks", hook, prepend, with_kwargs, always_call)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Registers ``hook(module, grad_output)``, called when the gradients of this module's
+        outputs are ready; a returned tuple replaces ``grad_output``. Returns a ``RemovableHandle``."""
+        return self._add_hook("_backward_pre_hooks", hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """Registers ``hook(module, grad_input, grad_output)``, called when the gradients of this
+        module's tensor inputs are computed (``grad_input`` has one entry per positional tensor
+        argument, None where it needs no gradient); a returned tuple replaces ``grad_input``.
+        Returns a ``RemovableHandle``.
+
+        >>> import pylucid
+        >>> from pylucid import nn
+        >>> lin = nn.Linear(2, 1)
+        >>> seen = []
+        >>> h = lin.register_full_backward_hook(lambda m, gi, go: seen.append(go[0].shape))
+        >>> lin(pylucid.ones(3, 2, requires_grad=True)).sum().backward()
+        >>> seen
+        [(3, 1)]
+        """
+        return self._add_hook("_backward_hooks", hook, prepend)
 
     # ---- calling and printing ------------------------------------------------------------
 
@@ -306,26 +529,72 @@ class Module:
         raise _C.LucidError(f"{type(self).__name__}: forward() is not defined")
 
     def __call__(self, *args, **kwargs):
+        d = self.__dict__
+        if d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"] or d["_backward_pre_hooks"]:
+            return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        kw_ids = self._hooks_with_kwargs
+        for hid, hook in list(self._forward_pre_hooks.items()):
+            if hid in kw_ids:
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    if not (isinstance(res, tuple) and len(res) == 2):
+                        raise _C.LucidError("forward pre-hook must return None or a tuple of (new_args, "
+                                            f"new_kwargs), but got {res!r}")
+                    args, kwargs = res
+            else:
+                res = hook(self, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+        bw = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            from ._module_backward_hook import BackwardHook
+
+            bw = BackwardHook(self)
+            args = bw.setup_inputs(args)
+        try:
+            out = self.forward(*args, **kwargs)
+        except Exception:
+            for hid, hook in list(self._forward_hooks.items()):
+                if hid in self._hooks_always_call:
+                    try:
+                        hook(self, args, kwargs, None) if hid in kw_ids else hook(self, args, None)
+                    except Exception:  # noqa: S110  (the forward's error is the one to report)
+                        pass
+            raise
+        for hid, hook in list(self._forward_hooks.items()):
+            res = hook(self, args, kwargs, out) if hid in kw_ids else hook(self, args, out)
+            if res is not None:
+                out = res
+        if bw is not None:
+            out = bw.setup_outputs(out)
+        return out
+
+    def _get_name(self):
+        return type(self).__name__
 
     def extra_repr(self):
         """The text shown inside this module's parentheses in ``repr``."""
         return ""
 
     def __repr__(self):
-        lines = []
         extra = self.extra_repr()
-        if extra:
-            lines.extend(extra.split("\n"))
-        for name, m in self._modules.items():
-            sub = repr(m).replace("\n", "\n  ")
-            lines.append(f"({name}): {sub}")
-        if not lines:
-            return f"{type(self).__name__}()"
-        if len(lines) == 1 and not self._modules:
-            return f"{type(self).__name__}({lines[0]})"
-        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + _addindent(repr(m), 2) for name, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
                       | set(self._modules))
+
+
+_HOOK_REGISTRIES = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")

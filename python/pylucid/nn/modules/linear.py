@@ -1,4 +1,4 @@
-"""``Linear``, ``Identity`` and ``Flatten``."""
+"""``Linear``, ``Identity``, ``Flatten`` and ``Unflatten``."""
 import math
 
 from ... import _C
@@ -7,7 +7,7 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["Flatten", "Identity", "Linear"]
+__all__ = ["Flatten", "Identity", "Linear", "Unflatten"]
 
 
 class Identity(Module):
@@ -76,3 +76,29 @@ class Flatten(Module):
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Expands dim ``dim`` into ``unflattened_size`` (a tuple or list of ints; one may be -1):
+    the inverse of :class:`Flatten`.
+
+    >>> import pylucid
+    >>> Unflatten(1, (2, 5))(pylucid.ones(3, 10)).shape
+    (3, 2, 5)
+    """
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if isinstance(dim, bool) or not isinstance(dim, int):
+            raise _C.DtypeMismatch(f"Unflatten: dim must be an int, got {type(dim).__name__}")
+        if not isinstance(unflattened_size, (tuple, list)) or not all(
+                isinstance(s, int) and not isinstance(s, bool) for s in unflattened_size):
+            raise _C.DtypeMismatch(f"Unflatten: unflattened_size must be a tuple of ints, got {unflattened_size!r}")
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

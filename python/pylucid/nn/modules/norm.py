@@ -128,11 +128,13 @@ class GroupRMSNorm(Module):
 
     Raises:
         ShapeMismatch: bad ``channel_groups`` (empty, not 1-D, not integers, a negative id, an
-            unused id) or ``eps < 0`` at construction; at call time an input that is not
-            ``(B, C)``/``(B, C, 1)`` with C = ``len(channel_groups)``.
+            unused id) or ``eps < 0`` at construction; at call time an input with fewer than 2
+            dims or whose dim 1 is not C = ``len(channel_groups)``.
 
     Shape:
-        Input ``(B, C)`` or ``(B, C, 1)``; output the same shape.
+        Input ``(B, C)``, ``(B, C, 1)`` or a feature map ``(B, C, *spatial)`` (statistics per
+        sample and group over the group's channels at all spatial positions); output the same
+        shape.
 
     >>> import pylucid
     >>> g = pylucid.nn.GroupRMSNorm([0, 1, 0, 1, 1])
@@ -154,7 +156,7 @@ class GroupRMSNorm(Module):
             self.register_parameter("gamma", None)
 
     def forward(self, x):
-        """Normalise ``x`` of shape ``(B, C)`` or ``(B, C, 1)`` by the RMS of each channel group."""
+        """Normalise ``x`` of shape ``(B, C)`` or ``(B, C, *spatial)`` by the RMS of each channel group."""
         return F.group_rms_norm(x, self.channel_groups, self.gamma, self.eps)
 
     def extra_repr(self):
@@ -213,4 +215,5 @@ class LayerNorm(Module):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")

@@ -57,3 +57,22 @@ def choice(weights, num_samples, replacement, generator=None):
         out.append(i)
         w[i] = 0.0
     return out
+
+
+def seed_draw(generator=None):
+    """One int64 seed in ``[0, 2**63)`` drawn as PyTorch's ``torch.empty((), dtype=torch.int64)
+    .random_()`` does (one 64-bit draw from ``generator`` or the global generator)."""
+    import pylucid
+
+    t = pylucid.empty((), dtype=pylucid.int64)
+    return int((t.random_(generator=generator) if generator is not None else t.random_()).item())
+
+
+def epoch_generator(generator=None):
+    """The generator one shuffled pass draws from: ``generator`` itself, or (as PyTorch's
+    RandomSampler) a fresh Generator seeded from the global generator."""
+    import pylucid
+
+    if generator is not None:
+        return generator
+    return pylucid.Generator().manual_seed(seed_draw())

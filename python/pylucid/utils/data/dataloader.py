@@ -7,6 +7,7 @@ silently loading in the main process."""
 from ... import _C
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
+from . import _random
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info"]
@@ -99,6 +100,13 @@ class DataLoader:
         self.collate_fn = collate_fn
 
     def __iter__(self):
+        # NOTE: PyTorch's loader iterator draws a base seed (for worker seeding) from the loader's
+        # generator, or the global one, each time an epoch starts; drawing it here too keeps a
+        # seeded program's later random numbers (and its shuffles) equal to PyTorch's.
+        _random.seed_draw(self.generator)
+        return self._batches()
+
+    def _batches(self):
         ds = self.dataset
         if self._iterable:
             if self.batch_size is None:

@@ -53,13 +53,19 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
+        import pylucid
+
         n = len(self.data_source)
+        gen = _random.epoch_generator(self.generator)
         if self.replacement:
-            yield from _random.randint(n, self.num_samples, self.generator)
+            # PyTorch draws in chunks of 32 (the same numbers as one draw of num_samples).
+            for _ in range(self.num_samples // 32):
+                yield from pylucid.randint(0, n, (32,), generator=gen).tolist()
+            yield from pylucid.randint(0, n, (self.num_samples % 32,), generator=gen).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from _random.randperm(n, self.generator)
-        yield from _random.randperm(n, self.generator)[: self.num_samples % n]
+            yield from pylucid.randperm(n, generator=gen).tolist()
+        yield from pylucid.randperm(n, generator=gen).tolist()[: self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -93,7 +99,15 @@ class WeightedRandomSampler(Sampler):
         self.weights, self.num_samples, self.replacement, self.generator = weights, num_samples, replacement, generator
 
     def __iter__(self):
-        return iter(_random.choice(self.weights, self.num_samples, self.replacement, self.generator))
+        import pylucid
+
+        if not self.replacement and self.num_samples > sum(w > 0 for w in self.weights):
+            raise _C.LucidError("WeightedRandomSampler: cannot draw more samples than non-zero weights without "
+                                "replacement")
+        # PyTorch's draw: multinomial over float64 weights (pylucid's multinomial is torch-exact).
+        w = pylucid.tensor(self.weights, dtype=pylucid.float64)
+        kw = {"generator": self.generator} if self.generator is not None else {}
+        return iter(pylucid.multinomial(w, self.num_samples, self.replacement, **kw).tolist())
 
     def __len__(self):
         return self.num_samples
