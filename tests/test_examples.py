@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from pylucid.examples import _common, char_lm, char_rnn, group_rms, make_corpus, norms, spirals
+from pylucid.examples import (_common, char_lm, char_rnn, digits_cnn, group_rms, make_corpus, norms,
+                              spirals)
 
 
 def run(module, argv, capsys):
@@ -53,6 +54,27 @@ def test_group_rms(capsys):
     result, out = run(group_rms, ["--steps", "120"], capsys)
     assert re.search(r"^accuracy: \d+\.\d%", out, re.MULTILINE) and "GroupRMSNorm(channels=24, groups=3" in out
     assert result["accuracy"] > 0.7
+
+
+def test_digits_cnn(capsys):
+    """Guards against the CNN example (conv, norms on feature maps, pooling) not learning the
+    procedurally drawn digits, or losing its metric line."""
+    result, out = run(digits_cnn, ["--steps", "80"], capsys)
+    m = re.search(r"^accuracy: (\d+\.\d)%", out, re.MULTILINE)
+    assert m and float(m.group(1)) == pytest.approx(100 * result["accuracy"], abs=0.05)
+    assert result["accuracy"] > 0.85 and result["loss_is_finite"]
+
+
+def test_digits_are_drawn_per_class():
+    """Guards against a broken renderer: images in [0, 1] before normalisation, every class
+    present, and two draws of one class differing (the jitter is applied)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a, b = digits_cnn.render(3, rng), digits_cnn.render(3, rng)
+    assert a.shape == (28, 28) and 0.0 <= a.min() and a.max() <= 1.0 and not np.allclose(a, b)
+    x, y = digits_cnn.make_digits(50, seed=1)
+    assert x.shape == (50, 1, 28, 28) and sorted(set(y.tolist())) == list(range(10))
 
 
 def test_plot_written_when_matplotlib_installed(tmp_path, capsys):

@@ -49,6 +49,19 @@ TensorImplPtr fill_random(const TensorImplPtr& t, const char* op, Generator* g, 
   return t;
 }
 
+// NOTE: PyTorch fills float16/bfloat16 tensors by drawing float32 values (the float sampler,
+// vectorised normal included) and rounding them, so the half types go through a float buffer.
+template <class T, class F>
+void via_float(T* p, int64_t n, F&& fill) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    fill(p);
+  } else {
+    std::vector<float> tmp(static_cast<size_t>(n));
+    fill(tmp.data());
+    for (int64_t i = 0; i < n; ++i) p[i] = T(tmp[static_cast<size_t>(i)]);
+  }
+}
+
 void check_finite(double v, const char* op, const char* what) {
   LUCID_CHECK_SHAPE(std::isfinite(v), op, ": ", what, " must be finite, got ", v);
 }
@@ -80,7 +93,9 @@ TensorImplPtr uniform_(const TensorImplPtr& t, double low, double high, Generato
   LUCID_CHECK_SHAPE(low <= high, "uniform_: expects from <= to, got from ", low, ", to ", high);
   return fill_random(t, "uniform_", g, true, [&](auto* p, int64_t n, Generator& gen) {
     using T = std::remove_pointer_t<decltype(p)>;
-    if constexpr (std::is_floating_point_v<acc_t<T>>) kernels::uniform_fill(n, p, gen, low, high);
+    if constexpr (std::is_floating_point_v<acc_t<T>>) {
+      via_float(p, n, [&](auto* f) { kernels::uniform_fill(n, f, gen, low, high); });
+    }
   });
 }
 
@@ -92,8 +107,10 @@ TensorImplPtr normal_(const TensorImplPtr& t, double mean, double std, Generator
   return fill_random(t, "normal_", g, true, [&](auto* p, int64_t n, Generator& gen) {
     using T = std::remove_pointer_t<decltype(p)>;
     if constexpr (std::is_floating_point_v<acc_t<T>>) {
-      if (blocked) kernels::normal_fill16(n, p, gen, mean, std);
-      else kernels::normal_serial(n, p, gen, mean, std);
+      via_float(p, n, [&](auto* f) {
+        if (blocked) kernels::normal_fill16(n, f, gen, mean, std);
+        else kernels::normal_serial(n, f, gen, mean, std);
+      });
     }
   });
 }

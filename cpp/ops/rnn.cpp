@@ -18,8 +18,8 @@ int64_t gate_count(RnnMode m) { return m == RnnMode::Lstm ? 4 : m == RnnMode::Gr
 
 // C (m x n, ldc) = op(A) op(B) + beta C; empty products leave C (or zero it when beta == 0).
 template <class T>
-void gemm(int64_t m, int64_t n, int64_t k, const T* a, kernels::MatLayout la, const T* b, kernels::MatLayout lb,
-          T beta, T* c, int64_t ldc) {
+void rnn_gemm(int64_t m, int64_t n, int64_t k, const T* a, kernels::MatLayout la, const T* b,
+              kernels::MatLayout lb, T beta, T* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     if (beta == T(0))
@@ -27,6 +27,23 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, kernels::MatLayout la, co
     return;
   }
   kernels::gemm<T>(m, n, k, a, la, b, lb, beta, c, ldc);
+}
+
+// The per-step products (M = batch rows): split into column blocks small enough that OpenBLAS runs
+// each on the calling thread. Waking its pool for a product this size costs more than the product,
+// and on a shared machine every step would wait for a descheduled worker (measured: 5x slower
+// training steps at 2 threads under load). OpenBLAS goes serial below 65536 * 4 multiply-adds.
+template <class T>
+void step_gemm(int64_t m, int64_t n, int64_t k, const T* a, kernels::MatLayout la, const T* b, kernels::MatLayout lb,
+               T beta, T* c, int64_t ldc) {
+  constexpr int64_t kSerialMacs = (int64_t(1) << 18) - 1;
+  const int64_t nc = std::max<int64_t>(1, kSerialMacs / std::max<int64_t>(1, m * k));
+  for (int64_t j0 = 0; j0 < n; j0 += nc) {
+    const int64_t w = std::min(nc, n - j0);
+    // column block j0 of op(B): rows of a transposed B, columns of a plain one
+    const T* bj = lb.trans ? b + j0 * lb.ld : b + j0;
+    rnn_gemm<T>(m, w, k, a, la, bj, lb, beta, c + j0, ldc);
+  }
 }
 
 // out[j] (+)= sum over rows of a (rows x n).
@@ -121,7 +138,7 @@ TensorImplPtr rnn_layer(const std::string& mode_name, const TensorImplPtr& x, co
       S* g = gates->data<S>();
       S* out = packed->data<S>();
       // the whole sequence's input projection, with the biases that add outside the gates
-      gemm<S>(TB, GH, I, xw->data<S>(), {false, I}, wih->data<S>(), {true, I}, S(0), g, GH);
+      rnn_gemm<S>(TB, GH, I, xw->data<S>(), {false, I}, wih->data<S>(), {true, I}, S(0), g, GH);
       std::vector<S> bias(size_t(GH), S(0));
       if (bih)
         for (int64_t j = 0; j < GH; ++j) bias[size_t(j)] += bih->data<S>()[j];
@@ -140,15 +157,15 @@ TensorImplPtr rnn_layer(const std::string& mode_name, const TensorImplPtr& x, co
           S* hwp = hw.data();
           for (int64_t b = 0; b < B; ++b)
             for (int64_t j = 0; j < GH; ++j) hwp[b * GH + j] = bhh ? bhh->data<S>()[j] : S(0);
-          gemm<S>(B, GH, Hout, h_prev, {false, Hout}, whh->data<S>(), {true, Hout}, S(1), hwp, GH);
+          step_gemm<S>(B, GH, Hout, h_prev, {false, Hout}, whh->data<S>(), {true, Hout}, S(1), hwp, GH);
           kernels::gru_step_forward<S>(gt, hwp, h_prev, hn->data<S>() + t * B * H, ht, B, H);
         } else {
-          gemm<S>(B, GH, Hout, h_prev, {false, Hout}, whh->data<S>(), {true, Hout}, S(1), gt, GH);
+          step_gemm<S>(B, GH, Hout, h_prev, {false, Hout}, whh->data<S>(), {true, Hout}, S(1), gt, GH);
           if (lstm) {
             S* ct = cells->data<S>() + t * B * H;
             S* hdst = hpre ? hpre->data<S>() + t * B * H : ht;
             kernels::lstm_step_forward<S>(gt, c_prev, ct, hdst, B, H, H);
-            if (hpre) gemm<S>(B, Hout, H, hdst, {false, H}, whr->data<S>(), {true, H}, S(0), ht, Hout);
+            if (hpre) step_gemm<S>(B, Hout, H, hdst, {false, H}, whr->data<S>(), {true, H}, S(0), ht, Hout);
             c_prev = ct;
           } else {
             kernels::rnn_step_forward<S>(gt, ht, B, H, mode == RnnMode::Relu);
@@ -223,35 +240,35 @@ std::vector<TensorImplPtr> RnnBackward::apply(const TensorImplPtr& grad_out) {
           const S* dhpre = dh_t.data();
           if (hpre_) {
             std::memcpy(dout->data<S>() + t * B * Hout, dh_t.data(), size_t(B * Hout) * sizeof(S));
-            gemm<S>(B, H, Hout, dh_t.data(), {false, Hout}, whr->data<S>(), {false, H}, S(0),
+            step_gemm<S>(B, H, Hout, dh_t.data(), {false, Hout}, whr->data<S>(), {false, H}, S(0),
                     dhp.data(), H);
             dhpre = dhp.data();
           }
           const S* c_prev = first ? c0w->data<S>() : cells_->data<S>() + tp * B * H;
           kernels::lstm_step_backward<S>(gates + t * B * GH, c_prev, cells_->data<S>() + t * B * H, dhpre, dc, dgt,
                                          B, H);
-          gemm<S>(B, Hout, GH, dgt, {false, GH}, whh->data<S>(), {false, Hout}, S(0), dh_rec.data(), Hout);
+          step_gemm<S>(B, Hout, GH, dgt, {false, GH}, whh->data<S>(), {false, Hout}, S(0), dh_rec.data(), Hout);
         } else if (mode == RnnMode::Gru) {
           kernels::gru_step_backward<S>(gates + t * B * GH, hn_->data<S>() + t * B * H, h_prev, dh_t.data(), dgt,
                                         dht, dh_rec.data(), B, H);
-          gemm<S>(B, Hout, GH, dht, {false, GH}, whh->data<S>(), {false, Hout}, S(1), dh_rec.data(), Hout);
+          step_gemm<S>(B, Hout, GH, dht, {false, GH}, whh->data<S>(), {false, Hout}, S(1), dh_rec.data(), Hout);
         } else {
           kernels::rnn_step_backward<S>(out + t * B * Hout, dh_t.data(), dgt, B, H, mode == RnnMode::Relu);
-          gemm<S>(B, Hout, GH, dgt, {false, GH}, whh->data<S>(), {false, Hout}, S(0), dh_rec.data(), Hout);
+          step_gemm<S>(B, Hout, GH, dgt, {false, GH}, whh->data<S>(), {false, Hout}, S(0), dh_rec.data(), Hout);
         }
       }
       std::memcpy(dh0->data<S>(), dh_rec.data(), size_t(B * Hout) * sizeof(S));
       if (needs_input_grad(0)) {
         dx = empty({T, B, I}, wd);
-        gemm<S>(TB, I, GH, dg, {false, GH}, wih->data<S>(), {false, I}, S(0), dx->data<S>(), I);
+        rnn_gemm<S>(TB, I, GH, dg, {false, GH}, wih->data<S>(), {false, I}, S(0), dx->data<S>(), I);
       }
       if (needs_input_grad(3)) {
         dwih = empty({GH, I}, wd);
-        gemm<S>(GH, I, TB, dg, {true, GH}, xw->data<S>(), {false, I}, S(0), dwih->data<S>(), I);
+        rnn_gemm<S>(GH, I, TB, dg, {true, GH}, xw->data<S>(), {false, I}, S(0), dwih->data<S>(), I);
       }
       if (needs_input_grad(4)) {
         dwhh = empty({GH, Hout}, wd);
-        gemm<S>(GH, Hout, TB, dh, {true, GH}, hprev->data<S>(), {false, Hout}, S(0), dwhh->data<S>(), Hout);
+        rnn_gemm<S>(GH, Hout, TB, dh, {true, GH}, hprev->data<S>(), {false, Hout}, S(0), dwhh->data<S>(), Hout);
       }
       if (needs_input_grad(5)) {
         dbih = empty({GH}, wd);
@@ -263,7 +280,7 @@ std::vector<TensorImplPtr> RnnBackward::apply(const TensorImplPtr& grad_out) {
       }
       if (hpre_ && needs_input_grad(7)) {
         dwhr = empty({Hout, H}, wd);
-        gemm<S>(Hout, H, TB, dout->data<S>(), {true, Hout}, hpre_->data<S>(), {false, H}, S(0), dwhr->data<S>(), H);
+        rnn_gemm<S>(Hout, H, TB, dout->data<S>(), {true, Hout}, hpre_->data<S>(), {false, H}, S(0), dwhr->data<S>(), H);
       }
     }
   });

@@ -1626,36 +1626,6 @@ class DropoutBackward(Node):
         """
         The factor 1 / (1 - p) applied to kept elements, a float (0.0 when p == 1).
         """
-class PoolBackward(Node):
-    """
-    Backward node of max/avg/adaptive pooling: the adjoint of the pooling's linear map (a scatter-add at the saved argmax indices, or the window averages spread back); its name() names the pooling (MaxPool2DWithIndicesBackward, AvgPool2DBackward, ...).
-    """
-    schema_v1: typing.ClassVar[OpSchema]
-class PadBackward(Node):
-    """
-    Backward node of pad: scatter-adds the gradient back through the padding's index maps.
-    """
-    schema_v1: typing.ClassVar[OpSchema]
-class ConvolutionBackward(Node):
-    """
-    Backward node of the convolutions (conv1d/conv2d and their transposes): saves input and weight; gradients for input, weight and bias come from one GEMM per group over the batch.
-    """
-    schema_v1: typing.ClassVar[OpSchema]
-    @property
-    def groups(self) -> builtins.int:
-        """
-        The number of channel groups.
-        """
-    @property
-    def stride(self) -> tuple:
-        """
-        The stride per spatial dim, a tuple.
-        """
-    @property
-    def transposed(self) -> builtins.bool:
-        """
-        True for conv_transpose1d/conv_transpose2d.
-        """
 class ScaledDotProductAttentionBackward(Node):
     """
     Backward of scaled_dot_product_attention: recomputes the attention probabilities block by block from the saved query, key, value, mask and per-row logsumexp, and returns the gradients of query, key, value and (when floating and requiring grad) attn_mask.
@@ -1685,6 +1655,36 @@ class ScaledDotProductAttentionBackward(Node):
     def scale(self) -> builtins.float:
         """
         The factor the scores q k^T were multiplied by, a float (1/sqrt(E) by default).
+        """
+class PoolBackward(Node):
+    """
+    Backward node of max/avg/adaptive pooling: the adjoint of the pooling's linear map (a scatter-add at the saved argmax indices, or the window averages spread back); its name() names the pooling (MaxPool2DWithIndicesBackward, AvgPool2DBackward, ...).
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+class PadBackward(Node):
+    """
+    Backward node of pad: scatter-adds the gradient back through the padding's index maps.
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+class ConvolutionBackward(Node):
+    """
+    Backward node of the convolutions (conv1d/conv2d and their transposes): saves input and weight; gradients for input, weight and bias come from one GEMM per group over the batch.
+    """
+    schema_v1: typing.ClassVar[OpSchema]
+    @property
+    def groups(self) -> builtins.int:
+        """
+        The number of channel groups.
+        """
+    @property
+    def stride(self) -> tuple:
+        """
+        The stride per spatial dim, a tuple.
+        """
+    @property
+    def transposed(self) -> builtins.bool:
+        """
+        True for conv_transpose1d/conv_transpose2d.
         """
 class RnnBackward(Node):
     """

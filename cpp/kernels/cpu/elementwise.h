@@ -34,22 +34,20 @@ inline D convert(S s) {
 // the loop planning (a measurable share of a 4x4 op) and split over threads when large.
 template <class O, class A, class F>
 void map1_flat(int64_t n, O* out, const A* a, F f) {
-  if (n < 2 * kParallelGrain) {
-    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i]);
-    return;
-  }
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i]);
+  auto chunk = [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) out[i] = f(a[i]);
+  };
+  if (n < 2 * kParallelGrain) return chunk(0, n);
+  parallel_chunks(threads_for_work(n), n, chunk);
 }
 
 template <class O, class A, class B, class F>
 void map2_flat(int64_t n, O* out, const A* a, const B* b, F f) {
-  if (n < 2 * kParallelGrain) {
-    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
-    return;
-  }
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+  auto chunk = [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) out[i] = f(a[i], b[i]);
+  };
+  if (n < 2 * kParallelGrain) return chunk(0, n);
+  parallel_chunks(threads_for_work(n), n, chunk);
 }
 
 template <class O, class A, class F>

@@ -6,8 +6,10 @@
 #pragma once
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace lucid::kernels {
@@ -44,73 +46,66 @@ LoopPlan<K> plan_loop(const std::vector<int64_t>& shape,
   return p;
 }
 
-// Runs rows [r0, r1) of the plan; `base` are the operands' element pointers (as char* with size).
-template <size_t K, class Row>
-void run_rows(const LoopPlan<K>& p, std::array<char*, K> base, const std::array<int64_t, K>& isz,
-              int64_t r0, int64_t r1, Row& row) {
-  const int64_t nd = int64_t(p.shape.size());
-  const int64_t n = p.shape[nd - 1];
-  std::array<int64_t, K> inner;
-  for (size_t k = 0; k < K; ++k) inner[k] = p.strides[k][nd - 1];
-  std::vector<int64_t> idx(nd > 1 ? nd - 1 : 1, 0);
-  // Decompose r0 into the outer index once, then count up.
-  int64_t r = r0;
-  for (int64_t d = nd - 2; d >= 0; --d) {
-    idx[d] = r % p.shape[d];
-    r /= p.shape[d];
-  }
-  std::array<char*, K> ptr;
-  for (size_t k = 0; k < K; ++k) {
-    int64_t off = 0;
-    for (int64_t d = 0; d < nd - 1; ++d) off += idx[d] * p.strides[k][d];
-    ptr[k] = base[k] + off * isz[k];
-  }
-  for (int64_t rr = r0; rr < r1; ++rr) {
-    row(ptr, n, inner);
-    for (int64_t d = nd - 2; d >= 0; --d) {
-      for (size_t k = 0; k < K; ++k) ptr[k] += p.strides[k][d] * isz[k];
-      if (++idx[d] < p.shape[d]) break;
-      for (size_t k = 0; k < K; ++k) ptr[k] -= p.strides[k][d] * p.shape[d] * isz[k];
-      idx[d] = 0;
-    }
-  }
+// A non-owning reference to a callable. The loop drivers below take their row or chunk body
+// through it, so each driver (and its OpenMP region) is compiled once in loops.cpp instead of
+// once per functor and dtype; only the body's own loop is instantiated at the call site. The
+// referenced callable must outlive the call (a lambda passed as an argument does).
+template <class Sig>
+class FnRef;
+template <class R, class... Args>
+class FnRef<R(Args...)> {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, FnRef>>>
+  FnRef(const F& f)  // NOLINT: implicit, so lambdas pass straight in
+      : obj_(static_cast<const void*>(&f)),
+        call_([](const void* o, Args... a) -> R { return (*static_cast<const F*>(o))(a...); }) {}
+  R operator()(Args... a) const { return call_(obj_, a...); }
+
+ private:
+  const void* obj_;
+  R (*call_)(const void*, Args...);
+};
+
+template <size_t K>
+using RowFn = FnRef<void(std::array<char*, K>, int64_t, std::array<int64_t, K>)>;
+
+// Runs body(t) for every t in [0, nt), each on its own thread of one parallel region; nt <= 1
+// runs body(0) on the calling thread without opening a region.
+void parallel_threads(int nt, FnRef<void(int)> body);
+
+// Splits [0, n) into nt contiguous chunks and runs body(begin, end) for each on its own thread.
+inline void parallel_chunks(int nt, int64_t n, FnRef<void(int64_t, int64_t)> body) {
+  if (nt <= 1) return body(0, n);
+  parallel_threads(nt, [&](int t) { body(n * t / nt, n * (t + 1) / nt); });
 }
 
-template <size_t K, class Row>
+// Threads worth using for `work` elements: one per kParallelGrain, at most the pool's size.
+inline int threads_for_work(int64_t work) {
+  return int(std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), work / kParallelGrain)));
+}
+
+// Runs rows [r0, r1) of the plan; `base` are the operands' element pointers (as char* with size).
+template <size_t K>
+void run_rows(const LoopPlan<K>& p, std::array<char*, K> base, const std::array<int64_t, K>& isz,
+              int64_t r0, int64_t r1, RowFn<K> row);
+
+// Calls row(ptrs, n, inner_strides) for every innermost row of `shape`, split over threads
+// when large. Compiled once per operand count K (loops.cpp).
+template <size_t K>
 void strided_loop(const std::vector<int64_t>& shape,
                   const std::array<const std::vector<int64_t>*, K>& strides,
-                  std::array<char*, K> base, std::array<int64_t, K> isz, Row row) {
-  int64_t total = 1;
-  for (auto d : shape) total *= d;
-  if (total == 0) return;
-  LoopPlan<K> p = plan_loop<K>(shape, strides);
-  const int64_t n = p.shape.back();
-  const int64_t rows = total / n;
-  int nthreads = int(std::min<int64_t>(omp_get_max_threads(), total / kParallelGrain));
-  if (nthreads <= 1) {
-    run_rows<K>(p, base, isz, 0, rows, row);
-    return;
-  }
-  if (rows < nthreads) {  // few long rows: split the inner dim instead
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-    for (int t = 0; t < nthreads; ++t) {
-      int64_t c0 = n * t / nthreads, c1 = n * (t + 1) / nthreads;
-      for (int64_t r = 0; r < rows; ++r) {
-        LoopPlan<K> q = p;
-        std::array<char*, K> b = base;
-        for (size_t k = 0; k < K; ++k) b[k] += c0 * p.strides[k].back() * isz[k];
-        q.shape.back() = c1 - c0;
-        Row rw = row;
-        run_rows<K>(q, b, isz, r, r + 1, rw);
-      }
-    }
-    return;
-  }
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-  for (int t = 0; t < nthreads; ++t) {
-    Row rw = row;
-    run_rows<K>(p, base, isz, rows * t / nthreads, rows * (t + 1) / nthreads, rw);
-  }
-}
+                  std::array<char*, K> base, std::array<int64_t, K> isz, RowFn<K> row);
+
+#define LUCID_LOOPS_EXTERN(K)                                                                 \
+  extern template void run_rows<K>(const LoopPlan<K>&, std::array<char*, K>,                  \
+                                   const std::array<int64_t, K>&, int64_t, int64_t, RowFn<K>); \
+  extern template void strided_loop<K>(const std::vector<int64_t>&,                           \
+                                       const std::array<const std::vector<int64_t>*, K>&,     \
+                                       std::array<char*, K>, std::array<int64_t, K>, RowFn<K>);
+LUCID_LOOPS_EXTERN(1)
+LUCID_LOOPS_EXTERN(2)
+LUCID_LOOPS_EXTERN(3)
+LUCID_LOOPS_EXTERN(4)
+#undef LUCID_LOOPS_EXTERN
 
 }  // namespace lucid::kernels

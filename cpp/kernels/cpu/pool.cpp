@@ -41,30 +41,34 @@ int64_t window_reads(const PoolGeom& g) {
 
 template <class T>
 void max_pool_fwd(const T* x, const PoolGeom& g, T* y, int64_t* idx) {
-  const int64_t OH = g.OH(), OW = g.OW(), HW = g.H * g.W, L = OH * OW;
-  for_planes(g, window_reads(g), [&](int64_t p) {
-    const T* xp = x + p * HW;
-    T* yp = y + p * L;
-    int64_t* ip = idx + p * L;
+  const int64_t OH = g.OH(), OW = g.OW(), W = g.W, HW = g.H * W, L = OH * OW;
+  // NOTE: locals, not g's vectors: idx is an int64_t* too, so through g the compiler would have
+  // to reload every window bound after each store.
+  const int64_t *hb = g.ah.begin.data(), *hc = g.ah.count.data(), *wb = g.aw.begin.data(), *wc = g.aw.count.data();
+  const int64_t hs = g.ah.step, ws = g.aw.step;
+  for_planes(g, window_reads(g), [=](int64_t p) {
+    const T* __restrict xp = x + p * HW;
+    T* __restrict yp = y + p * L;
+    int64_t* __restrict ip = idx + p * L;
     for (int64_t oh = 0; oh < OH; ++oh) {
-      const int64_t h0 = g.ah.begin[size_t(oh)], nh = g.ah.count[size_t(oh)];
+      const int64_t h0 = hb[oh], nh = hc[oh];
       for (int64_t ow = 0; ow < OW; ++ow) {
-        const int64_t w0 = g.aw.begin[size_t(ow)], nw = g.aw.count[size_t(ow)];
+        const int64_t w0 = wb[ow], nw = wc[ow];
         // NOTE: start from -inf with the first tap's index, so an all -inf window still
         // reports a valid position; a NaN replaces anything, and a later NaN replaces it
         // (PyTorch's `val > max || isnan(val)`).
         T best = -std::numeric_limits<T>::infinity();
-        int64_t bi = h0 * g.W + w0;
+        int64_t bi = h0 * W + w0;
         for (int64_t i = 0; i < nh; ++i) {
-          const int64_t h = h0 + i * g.ah.step;
-          const T* row = xp + h * g.W;
+          const int64_t row = (h0 + i * hs) * W;
           for (int64_t j = 0; j < nw; ++j) {
-            const int64_t w = w0 + j * g.aw.step;
-            const T v = row[w];
-            if (v > best || std::isnan(v)) {
-              best = v;
-              bi = h * g.W + w;
-            }
+            const int64_t at = row + w0 + j * ws;
+            const T v = xp[at];
+            // Branch-free select: on real data the comparison is a coin flip, and a
+            // mispredicted branch per tap costs more than the whole load.
+            const bool take = (v > best) | (v != v);
+            best = take ? v : best;
+            bi = take ? at : bi;
           }
         }
         yp[oh * OW + ow] = best;

@@ -55,14 +55,14 @@ void reduce_dense(const R& r, const typename R::In* x, typename R::Out* out, int
     if (nt == 1) {
       for (int64_t o = 0; o < outer; ++o) out[o] = r.finish(fold_row(x + o * red, 0, red, o), o);
     } else if (outer >= nt) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-      for (int64_t o = 0; o < outer; ++o) out[o] = r.finish(fold_row(x + o * red, 0, red, o), o);
+      parallel_chunks(nt, outer, [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; ++o) out[o] = r.finish(fold_row(x + o * red, 0, red, o), o);
+      });
     } else {  // few long rows (a full reduction): split each row across threads
       for (int64_t o = 0; o < outer; ++o) {
         const auto* p = x + o * red;
         std::vector<Acc> part(nt, r.init(o));
-#pragma omp parallel for num_threads(nt) schedule(static)
-        for (int t = 0; t < nt; ++t) part[t] = fold_row(p, red * t / nt, red * (t + 1) / nt, o);
+        parallel_threads(nt, [&](int t) { part[t] = fold_row(p, red * t / nt, red * (t + 1) / nt, o); });
         for (int t = 1; t < nt; ++t) r.combine(part[0], part[t]);
         out[o] = r.finish(part[0], o);
       }
@@ -93,17 +93,14 @@ void reduce_dense(const R& r, const typename R::In* x, typename R::Out* out, int
     std::vector<Acc> acc(tw);
     for (int64_t job = 0; job < jobs; ++job) fold_tile(acc.data(), job, 0, red), store_tile(acc.data(), job);
   } else if (jobs >= nt) {
-#pragma omp parallel num_threads(nt)
-    {
+    parallel_chunks(nt, jobs, [&](int64_t j0, int64_t j1) {
       std::vector<Acc> acc(tw);
-#pragma omp for schedule(static)
-      for (int64_t job = 0; job < jobs; ++job) fold_tile(acc.data(), job, 0, red), store_tile(acc.data(), job);
-    }
+      for (int64_t job = j0; job < j1; ++job) fold_tile(acc.data(), job, 0, red), store_tile(acc.data(), job);
+    });
   } else {  // few tiles, many rows (a bias gradient): split the rows, combine partial tiles
     std::vector<Acc> part(size_t(nt) * size_t(tw));
     for (int64_t job = 0; job < jobs; ++job) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-      for (int t = 0; t < nt; ++t) fold_tile(part.data() + t * tw, job, red * t / nt, red * (t + 1) / nt);
+      parallel_threads(nt, [&](int t) { fold_tile(part.data() + t * tw, job, red * t / nt, red * (t + 1) / nt); });
       const int64_t w = std::min(inner, (job % tiles) * kTile + kTile) - (job % tiles) * kTile;
       for (int t = 1; t < nt; ++t)
         for (int64_t j = 0; j < w; ++j) r.combine(part[j], part[t * tw + j]);

@@ -28,13 +28,7 @@ inline int threads_for(int64_t items, int64_t elems_per_item) {
 // Runs f(begin, end) over [0, items), serially or split over threads (also used by the losses).
 template <class F>
 void for_items(int64_t items, int64_t elems_per_item, F f) {
-  const int nt = threads_for(items, elems_per_item);
-  if (nt <= 1) {
-    f(int64_t(0), items);
-    return;
-  }
-#pragma omp parallel for num_threads(nt) schedule(static)
-  for (int t = 0; t < nt; ++t) f(items * t / nt, items * (t + 1) / nt);
+  parallel_chunks(threads_for(items, elems_per_item), items, f);
 }
 
 // Sums f(begin, end) -> P over [0, items); per-thread partials are added in thread order.
@@ -43,8 +37,7 @@ P sum_items(int64_t items, int64_t elems_per_item, F f) {
   const int nt = threads_for(items, elems_per_item);
   if (nt <= 1) return f(int64_t(0), items);
   std::vector<P> parts(static_cast<size_t>(nt));
-#pragma omp parallel for num_threads(nt) schedule(static)
-  for (int t = 0; t < nt; ++t) parts[size_t(t)] = f(items * t / nt, items * (t + 1) / nt);
+  parallel_threads(nt, [&](int t) { parts[size_t(t)] = f(items * t / nt, items * (t + 1) / nt); });
   P total{};
   for (auto& p : parts) total += p;
   return total;

@@ -1,0 +1,82 @@
+// The loop drivers of loops.h, compiled once per operand count.
+#include "kernels/cpu/loops.h"
+
+namespace lucid::kernels {
+
+void parallel_threads(int nt, FnRef<void(int)> body) {
+  if (nt <= 1) return body(0);
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int t = 0; t < nt; ++t) body(t);
+}
+
+// Runs rows [r0, r1) of the plan; `base` are the operands' element pointers (as char* with size).
+template <size_t K>
+void run_rows(const LoopPlan<K>& p, std::array<char*, K> base, const std::array<int64_t, K>& isz,
+              int64_t r0, int64_t r1, RowFn<K> row) {
+  const int64_t nd = int64_t(p.shape.size());
+  const int64_t n = p.shape[nd - 1];
+  std::array<int64_t, K> inner;
+  for (size_t k = 0; k < K; ++k) inner[k] = p.strides[k][nd - 1];
+  std::vector<int64_t> idx(nd > 1 ? nd - 1 : 1, 0);
+  // Decompose r0 into the outer index once, then count up.
+  int64_t r = r0;
+  for (int64_t d = nd - 2; d >= 0; --d) {
+    idx[d] = r % p.shape[d];
+    r /= p.shape[d];
+  }
+  std::array<char*, K> ptr;
+  for (size_t k = 0; k < K; ++k) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < nd - 1; ++d) off += idx[d] * p.strides[k][d];
+    ptr[k] = base[k] + off * isz[k];
+  }
+  for (int64_t rr = r0; rr < r1; ++rr) {
+    row(ptr, n, inner);
+    for (int64_t d = nd - 2; d >= 0; --d) {
+      for (size_t k = 0; k < K; ++k) ptr[k] += p.strides[k][d] * isz[k];
+      if (++idx[d] < p.shape[d]) break;
+      for (size_t k = 0; k < K; ++k) ptr[k] -= p.strides[k][d] * p.shape[d] * isz[k];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <size_t K>
+void strided_loop(const std::vector<int64_t>& shape,
+                  const std::array<const std::vector<int64_t>*, K>& strides,
+                  std::array<char*, K> base, std::array<int64_t, K> isz, RowFn<K> row) {
+  int64_t total = 1;
+  for (auto d : shape) total *= d;
+  if (total == 0) return;
+  const LoopPlan<K> p = plan_loop<K>(shape, strides);
+  const int64_t n = p.shape.back();
+  const int64_t rows = total / n;
+  const int nt = int(std::min<int64_t>(omp_get_max_threads(), total / kParallelGrain));
+  if (nt <= 1) return run_rows<K>(p, base, isz, 0, rows, row);
+  if (rows >= nt) {
+    parallel_threads(nt, [&](int t) { run_rows<K>(p, base, isz, rows * t / nt, rows * (t + 1) / nt, row); });
+    return;
+  }
+  // Few long rows: each thread takes a slice [c0, c1) of the inner dim of every row.
+  parallel_threads(nt, [&](int t) {
+    const int64_t c0 = n * t / nt, c1 = n * (t + 1) / nt;
+    LoopPlan<K> q = p;
+    q.shape.back() = c1 - c0;
+    std::array<char*, K> b = base;
+    for (size_t k = 0; k < K; ++k) b[k] += c0 * p.strides[k].back() * isz[k];
+    run_rows<K>(q, b, isz, 0, rows, row);
+  });
+}
+
+#define LUCID_LOOPS_INSTANTIATE(K)                                                     \
+  template void run_rows<K>(const LoopPlan<K>&, std::array<char*, K>,                  \
+                            const std::array<int64_t, K>&, int64_t, int64_t, RowFn<K>); \
+  template void strided_loop<K>(const std::vector<int64_t>&,                           \
+                                const std::array<const std::vector<int64_t>*, K>&,     \
+                                std::array<char*, K>, std::array<int64_t, K>, RowFn<K>);
+LUCID_LOOPS_INSTANTIATE(1)
+LUCID_LOOPS_INSTANTIATE(2)
+LUCID_LOOPS_INSTANTIATE(3)
+LUCID_LOOPS_INSTANTIATE(4)
+
+}  // namespace lucid::kernels
