@@ -2,6 +2,7 @@
 from __future__ import annotations
 import collections.abc
 import numpy
+import pylucid._math_ext
 import builtins
 import typing
 class LucidError(RuntimeError):
@@ -12,7 +13,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'RnnBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'bernoulli', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cumprod', 'cumsum', 'default_generator', 'div', 'dot', 'dtype', 'erf', 'exp', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'log1p', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'RnnBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'argsort', 'bernoulli', 'bincount', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cumprod', 'cumsum', 'default_generator', 'diagonal', 'div', 'dot', 'dtype', 'erf', 'exp', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'histc', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'log1p', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'searchsorted', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'sort', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'topk', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unique', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -244,6 +245,16 @@ class Tensor:
         """
         self += alpha * other in place (other a Tensor or number, broadcast to self's shape; its result dtype must cast to self's) and returns self. Not recorded by autograd: refused on a tensor that requires grad while grad mode is on.
         """
+    def addmm(self, *args, _fn = pylucid._math_ext.addmm, **kwargs):
+        """
+        beta * input + alpha * (mat1 @ mat2) for 2-D mat1 (n, m) and mat2 (m, p); input broadcasts to
+            (n, p). With beta=0 input's values are ignored.
+        
+            >>> import pylucid
+            >>> pylucid.addmm(pylucid.ones(2), pylucid.ones(2, 3), pylucid.ones(3, 2)).tolist()
+            [[4.0, 4.0], [4.0, 4.0]]
+            
+        """
     def allclose(self, *args, **kwargs):
         """
         True when :func:`pylucid.isclose` holds everywhere (a Python bool).
@@ -264,11 +275,29 @@ class Tensor:
         """
         Index (int64) of the first minimum along dim, or into the flattened input when dim is None.
         """
+    def argsort(self, dim: typing.SupportsInt | typing.SupportsIndex = -1, descending: builtins.bool = False, *, stable: builtins.bool = False) -> Tensor:
+        """
+        The indices (int64) that sort input along dim (sort's indices; stable).
+        
+        >>> import pylucid
+        >>> pylucid.argsort(pylucid.tensor([3, 1, 2])).tolist()
+        [1, 2, 0]
+        """
     def backward(self, gradient = None, retain_graph = None, create_graph = False, inputs = None):
         """
         Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on
             (only of ``inputs`` when given). ``create_graph=True`` records the backward computation so the
             gradients can be differentiated again; ``retain_graph`` defaults to ``create_graph``.
+        """
+    def baddbmm(self, *args, _fn = pylucid._math_ext.baddbmm, **kwargs):
+        """
+        beta * input + alpha * bmm(batch1, batch2) for 3-D batch1 (b, n, m) and batch2 (b, m, p); input
+            broadcasts to (b, n, p). With beta=0 input's values are ignored.
+        
+            >>> import pylucid
+            >>> pylucid.baddbmm(pylucid.zeros(2, 1, 1), pylucid.ones(2, 1, 3), pylucid.ones(2, 3, 1)).tolist()
+            [[[3.0]], [[3.0]]]
+            
         """
     def bernoulli(self, p: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
         """
@@ -281,6 +310,14 @@ class Tensor:
     def bfloat16(self):
         """
         This tensor converted to pylucid.bfloat16 (self when it already is).
+        """
+    def bincount(self, weights: Tensor | None = None, minlength: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
+        """
+        How often each value 0..max occurs in a 1-D non-negative int64 tensor (at least minlength bins); with weights, the sum of the weights of each value (float32 weights sum in float32, others in float64).
+        
+        >>> import pylucid
+        >>> pylucid.bincount(pylucid.tensor([0, 2, 2])).tolist()
+        [1, 0, 2]
         """
     def bmm(self, other: Tensor) -> Tensor:
         """
@@ -385,6 +422,24 @@ class Tensor:
     def detach_(self) -> Tensor:
         """
         Detaches this tensor from the graph in place (drops grad_fn, sets requires_grad=False, making it a leaf) and returns self.
+        """
+    def diag(self, *args, _fn = pylucid._math_ext.diag, **kwargs):
+        """
+        1-D input: a square matrix with input on the given diagonal (offset > 0 above the main one).
+            2-D input: its diagonal as a 1-D tensor (a copy).
+        
+            >>> import pylucid
+            >>> pylucid.diag(pylucid.tensor([1, 2])).tolist()
+            [[1, 0], [0, 2]]
+            
+        """
+    def diagonal(self, offset: typing.SupportsInt | typing.SupportsIndex = 0, dim1: typing.SupportsInt | typing.SupportsIndex = 0, dim2: typing.SupportsInt | typing.SupportsIndex = 1) -> Tensor:
+        """
+        The diagonal of the (dim1, dim2) planes as a view, as the last dim: offset > 0 above the main diagonal, < 0 below.
+        
+        >>> import pylucid
+        >>> pylucid.arange(9).reshape(3, 3).diagonal(1).tolist()
+        [1, 5]
         """
     def dim(self) -> builtins.int:
         """
@@ -512,6 +567,10 @@ class Tensor:
         
         GELU: 0.5 x (1 + erf(x / sqrt 2)), or with approximate='tanh' 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Floating inputs only.
         """
+    def ger(self, *args, _fn = pylucid._math_ext.ger, **kwargs):
+        """
+        Alias of outer.
+        """
     def get_device(self):
         """
         -1, PyTorch's answer for a CPU tensor.
@@ -531,6 +590,14 @@ class Tensor:
     def half(self):
         """
         This tensor converted to pylucid.float16 (self when it already is).
+        """
+    def histc(self, bins: typing.SupportsInt | typing.SupportsIndex = 100, min: typing.SupportsFloat | typing.SupportsIndex = 0.0, max: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> Tensor:
+        """
+        Histogram of a floating input: bins equal bins over [min, max] (the data's range when min == max); elements outside are ignored. Returns input's dtype.
+        
+        >>> import pylucid
+        >>> pylucid.histc(pylucid.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
+        [0.0, 2.0, 1.0, 0.0]
         """
     def index_select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         """
@@ -770,6 +837,15 @@ class Tensor:
         """
         A numpy array sharing this tensor's memory (no copy, same strides). Raises for a tensor that requires grad (use detach().numpy()) and for bfloat16, which numpy has no dtype for.
         """
+    def outer(self, *args, _fn = pylucid._math_ext.outer, **kwargs):
+        """
+        Outer product of two 1-D tensors: out[i, j] = input[i] * vec2[j].
+        
+            >>> import pylucid
+            >>> pylucid.outer(pylucid.tensor([1.0, 2.0]), pylucid.tensor([1.0, 10.0])).tolist()
+            [[1.0, 10.0], [2.0, 20.0]]
+            
+        """
     def permute(self, *args) -> Tensor:
         """
         A view with the dims reordered (ints or one tuple, a permutation of 0..ndim-1): output dim i is input dim dims[i].
@@ -932,6 +1008,14 @@ class Tensor:
         """
         exp(x) / sum(exp(x)) along dim, computed stably (each row's max subtracted first); floating input, same shape. Float32 for half inputs under autocast; differentiable (SoftmaxBackward).
         """
+    def sort(self, dim: typing.SupportsInt | typing.SupportsIndex = -1, descending: builtins.bool = False, *, stable: builtins.bool = False) -> typing.Any:
+        """
+        Sorts along dim (default -1): a named tuple (values, indices). NaN sorts above every number; the sort is stable (equal values keep their order), stable= is accepted for PyTorch's signature. The gradient flows back to the positions the indices name.
+        
+        >>> import pylucid
+        >>> pylucid.tensor([3.0, 1.0, 2.0]).sort(descending=True).indices.tolist()
+        [0, 2, 1]
+        """
     def split(self, split_size: typing.Any, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
         """
         A tuple of views along dim: pieces of split_size (an int; the last may be smaller), or of the given sizes (a list that must add up to the dim's size).
@@ -1020,6 +1104,23 @@ class Tensor:
         """
         Nested Python lists of Python numbers (a number for a 0-d tensor).
         """
+    def topk(self, k: typing.Any, dim: typing.SupportsInt | typing.SupportsIndex = -1, largest: builtins.bool = True, sorted: builtins.bool = True) -> typing.Any:
+        """
+        The k largest (largest=False: smallest) elements along dim (default -1): a named tuple (values, indices), best first. NaN counts as larger than every number. k outside [0, size] raises a ValueError. The gradient flows back to the positions the indices name.
+        
+        >>> import pylucid
+        >>> pylucid.tensor([1.0, 5.0, 3.0]).topk(2).values.tolist()
+        [5.0, 3.0]
+        """
+    def trace(self, *args, _fn = pylucid._math_ext.trace, **kwargs):
+        """
+        Sum of the main diagonal of a 2-D tensor (integers sum to int64).
+        
+            >>> import pylucid
+            >>> pylucid.trace(pylucid.tensor([[1.0, 2.0], [3.0, 4.0]])).item()
+            5.0
+            
+        """
     def transpose(self, dim0: typing.SupportsInt | typing.SupportsIndex, dim1: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         A view with dims dim0 and dim1 swapped.
@@ -1060,6 +1161,14 @@ class Tensor:
     def uniform_(self, from_: typing.Any = 0.0, to: typing.Any = 1.0, *, generator: typing.Any = None) -> Tensor:
         """
         Fills self (floating) in place with samples uniform in [from, to) and returns self; not recorded by autograd. Draws from generator (default: the one pylucid.manual_seed seeds) as PyTorch does.
+        """
+    def unique(self, sorted: builtins.bool = True, return_inverse: builtins.bool = False, return_counts: builtins.bool = False, dim: typing.Any = None) -> typing.Any:
+        """
+        The sorted distinct values of input (flattened); with return_inverse each element's index into them (input's shape), with return_counts how often each occurs: a tensor, or a tuple when either flag is set. NaNs are all distinct. Only dim=None is supported; sorted=False returns them sorted too.
+        
+        >>> import pylucid
+        >>> pylucid.unique(pylucid.tensor([3, 1, 3])).tolist()
+        [1, 3]
         """
     def unsqueeze(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -1878,9 +1987,25 @@ def argmin(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False
     """
     Index (int64) of the first minimum along dim, or into the flattened input when dim is None.
     """
+def argsort(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex = -1, descending: builtins.bool = False, *, stable: builtins.bool = False) -> Tensor:
+    """
+    The indices (int64) that sort input along dim (sort's indices; stable).
+    
+    >>> import pylucid
+    >>> pylucid.argsort(pylucid.tensor([3, 1, 2])).tolist()
+    [1, 2, 0]
+    """
 def bernoulli(input: Tensor, p: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
     """
     0/1 samples, 1 with probability input[i] (floating, values in [0, 1]); same shape and dtype as input. With p given, every element uses probability p instead.
+    """
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
+    """
+    How often each value 0..max occurs in a 1-D non-negative int64 tensor (at least minlength bins); with weights, the sum of the weights of each value (float32 weights sum in float32, others in float64).
+    
+    >>> import pylucid
+    >>> pylucid.bincount(pylucid.tensor([0, 2, 2])).tolist()
+    [1, 0, 2]
     """
 def bmm(input: Tensor, other: Tensor) -> Tensor:
     """
@@ -1954,6 +2079,14 @@ def cumsum(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, *, dty
     >>> pylucid.tensor([1, 2, 3]).cumsum(0).tolist()
     [1, 3, 6]
     """
+def diagonal(input: Tensor, offset: typing.SupportsInt | typing.SupportsIndex = 0, dim1: typing.SupportsInt | typing.SupportsIndex = 0, dim2: typing.SupportsInt | typing.SupportsIndex = 1) -> Tensor:
+    """
+    The diagonal of the (dim1, dim2) planes as a view, as the last dim: offset > 0 above the main diagonal, < 0 below.
+    
+    >>> import pylucid
+    >>> pylucid.arange(9).reshape(3, 3).diagonal(1).tolist()
+    [1, 5]
+    """
 def div(input: Tensor, other: typing.Any) -> Tensor:
     ...
 def dot(input: Tensor, other: Tensor) -> Tensor:
@@ -2007,6 +2140,14 @@ def gather(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, index:
 def gelu(input: Tensor, *, approximate: str = 'none') -> Tensor:
     """
     GELU: 0.5 x (1 + erf(x / sqrt 2)), or with approximate='tanh' 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Floating inputs only.
+    """
+def histc(input: Tensor, bins: typing.SupportsInt | typing.SupportsIndex = 100, min: typing.SupportsFloat | typing.SupportsIndex = 0.0, max: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> Tensor:
+    """
+    Histogram of a floating input: bins equal bins over [min, max] (the data's range when min == max); elements outside are ignored. Returns input's dtype.
+    
+    >>> import pylucid
+    >>> pylucid.histc(pylucid.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
+    [0.0, 2.0, 1.0, 0.0]
     """
 def index_select(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
     """
@@ -2176,6 +2317,14 @@ def scatter_add(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, i
     """
     A copy of input with src added at the positions `index` names along `dim` (repeated positions add up).
     """
+def searchsorted(sorted_sequence: Tensor, input: typing.Any, *, out_int32: builtins.bool = False, right: builtins.bool = False, side: typing.Any = None, sorter: Tensor | None = None) -> Tensor:
+    """
+    For each value of input (a Tensor or a number), the index where it would be inserted into the last dim of sorted_sequence to keep it sorted: the leftmost such index, or the rightmost with right=True (side='right'). sorter= gives the argsort of an unsorted sequence. Returns int64.
+    
+    >>> import pylucid
+    >>> pylucid.searchsorted(pylucid.tensor([1, 3, 5]), pylucid.tensor([3, 6])).tolist()
+    [1, 3]
+    """
 def select(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, index: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
     """
     A view of index `index` along `dim`, that dim removed.
@@ -2195,6 +2344,14 @@ def silu(input: Tensor) -> Tensor:
 def sin(input: Tensor) -> Tensor:
     """
     Sine, elementwise (integers promote to float32).
+    """
+def sort(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex = -1, descending: builtins.bool = False, *, stable: builtins.bool = False) -> typing.Any:
+    """
+    Sorts along dim (default -1): a named tuple (values, indices). NaN sorts above every number; the sort is stable (equal values keep their order), stable= is accepted for PyTorch's signature. The gradient flows back to the positions the indices name.
+    
+    >>> import pylucid
+    >>> pylucid.tensor([3.0, 1.0, 2.0]).sort(descending=True).indices.tolist()
+    [0, 2, 1]
     """
 def split(tensor: Tensor, split_size_or_sections: typing.Any, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
     """
@@ -2242,6 +2399,14 @@ def tanh(input: Tensor) -> Tensor:
     """
     Hyperbolic tangent, elementwise (integers promote to float32).
     """
+def topk(input: Tensor, k: typing.Any, dim: typing.SupportsInt | typing.SupportsIndex = -1, largest: builtins.bool = True, sorted: builtins.bool = True) -> typing.Any:
+    """
+    The k largest (largest=False: smallest) elements along dim (default -1): a named tuple (values, indices), best first. NaN counts as larger than every number. k outside [0, size] raises a ValueError. The gradient flows back to the positions the indices name.
+    
+    >>> import pylucid
+    >>> pylucid.tensor([1.0, 5.0, 3.0]).topk(2).values.tolist()
+    [5.0, 3.0]
+    """
 def transpose(input: Tensor, dim0: typing.SupportsInt | typing.SupportsIndex, dim1: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
     """
     A view with dims dim0 and dim1 swapped.
@@ -2265,6 +2430,14 @@ def unbind(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex = 0) ->
 def unflatten(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, sizes: typing.Any) -> Tensor:
     """
     Dim `dim` split into `sizes` (one -1 is inferred); a view.
+    """
+def unique(input: Tensor, sorted: builtins.bool = True, return_inverse: builtins.bool = False, return_counts: builtins.bool = False, dim: typing.Any = None) -> typing.Any:
+    """
+    The sorted distinct values of input (flattened); with return_inverse each element's index into them (input's shape), with return_counts how often each occurs: a tensor, or a tuple when either flag is set. NaNs are all distinct. Only dim=None is supported; sorted=False returns them sorted too.
+    
+    >>> import pylucid
+    >>> pylucid.unique(pylucid.tensor([3, 1, 3])).tolist()
+    [1, 3]
     """
 def unsqueeze(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
     """
