@@ -10,4 +10,5 @@ if [ ! -f "$dir/build.ninja" ]; then
     -Dpybind11_DIR="$(python -c 'import pybind11; print(pybind11.get_cmake_dir())')" \
     -DPython_EXECUTABLE="$(command -v python)" "$@" >/dev/null
 fi
-ninja -C "$dir" _C
+# Two jobs by default: the machine this runs on is often shared (LUCID_BUILD_JOBS overrides).
+ninja -C "$dir" -j "${LUCID_BUILD_JOBS:-2}" _C
