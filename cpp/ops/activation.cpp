@@ -161,11 +161,21 @@ struct ActivationBackward : FuncOp<ActivationBackward<Op>, 1> {
     const TensorImplPtr& x = this->saved_[0];
     auto g = cast_raw(g0, x->dtype);
     auto out = empty(g->shape, g->dtype);
-    LUCID_DISPATCH_FLOAT(g->dtype, Op::kName, [&] {
+    const Op o = op;
+    auto fn = [o]<class T>() {
+      return [o](T gv, T xv) { return T(o.template df<acc_t<T>>(acc_t<T>(gv), acc_t<T>(xv))); };
+    };
+    if (is_half(g->dtype)) {  // through the float32 instantiation, by blocks
+      auto df = fn.template operator()<float>();
+      kernels::half_map<2>(g->dtype, false, g->shape, out->raw(), out->strides, {g->raw(), x->raw()},
+                           {&g->strides, &x->strides}, [&](void* r, std::array<const float*, 2> in, int64_t m) {
+                             kernels::map2_flat(m, static_cast<float*>(r), in[0], in[1], df);
+                           });
+      return {cast_raw(out, in_dtype)};
+    }
+    LUCID_DISPATCH_FLOAT_NO_HALF(g->dtype, Op::kName, [&] {
       using T = scalar_t;
-      using A = acc_t<T>;
-      const Op o = op;
-      auto df = [o](T gv, T xv) { return T(o.template df<A>(A(gv), A(xv))); };
+      auto df = fn.template operator()<T>();
       if (g->is_contiguous() && x->is_contiguous())
         kernels::map2_flat(out->numel(), out->template data<T>(), g->template data<T>(), x->template data<T>(), df);
       else
@@ -211,10 +221,20 @@ LUCID_ACT_SCHEMA(SoftshrinkOp, "softshrink")
 // out[i] = op.f(x[i]); `out` may alias x.
 template <class Op>
 void run_forward(const TensorImplPtr& x, const TensorImplPtr& out, const Op& op) {
-  LUCID_DISPATCH_FLOAT(x->dtype, Op::kName, [&] {
+  auto fn = [op]<class T>() {
+    return [op](T v) { return kernels::convert<T>(op.template f<acc_t<T>>(acc_t<T>(v))); };
+  };
+  if (is_half(x->dtype)) {  // through the float32 instantiation, by blocks
+    auto f = fn.template operator()<float>();
+    kernels::half_map<1>(x->dtype, false, x->shape, out->raw(), out->strides, {x->raw()}, {&x->strides},
+                         [&](void* r, std::array<const float*, 1> in, int64_t m) {
+                           kernels::map1_flat(m, static_cast<float*>(r), in[0], f);
+                         });
+    return;
+  }
+  LUCID_DISPATCH_FLOAT_NO_HALF(x->dtype, Op::kName, [&] {
     using T = scalar_t;
-    using A = acc_t<T>;
-    auto f = [op](T v) { return kernels::convert<T>(op.template f<A>(A(v))); };
+    auto f = fn.template operator()<T>();
     if (x->is_contiguous() && out->is_contiguous())
       kernels::map1_flat(x->numel(), out->template data<T>(), x->template data<T>(), f);
     else

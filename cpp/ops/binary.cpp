@@ -75,7 +75,7 @@ struct SubBackward : FuncOp<SubBackward, 2>, InputMeta {
     TensorImplPtr gb;
     if (needs_input_grad(1)) {
       auto s = g->shape == b_shape ? g : sum_to(g, b_shape);
-      gb = cast_raw(unary_apply("sub_backward", s, []<class A>() { return [](A v) { return -v; }; }), b_dtype);
+      gb = cast_raw(unary_apply<false, Dtypes::Float>("sub_backward", s, []<class A>() { return [](A v) { return -v; }; }), b_dtype);
     }
     return {needs_input_grad(0) ? grad_for(g, a_shape, a_dtype) : nullptr, gb};
   }
@@ -111,7 +111,7 @@ struct DivBackward : FuncOp<DivBackward, 2>, InputMeta {
     auto p = prepare("div_backward", g, saved_[1], true);
     TensorImplPtr ga, gb;
     if (needs_input_grad(0))
-      ga = grad_for(binary_apply("div_backward", p.shape, p.a, p.b,
+      ga = grad_for(binary_apply<false, Dtypes::Float>("div_backward", p.shape, p.a, p.b,
                                  []<class A>() { return [](A x, A y) { return x / y; }; }),
                     a_shape, a_dtype);
     if (needs_input_grad(1)) {
@@ -347,13 +347,22 @@ TensorImplPtr inplace(const char* name, const TensorImplPtr& a, const TensorImpl
                     dtype_name(b->dtype), " cannot be cast to the in-place target's dtype ", dtype_name(a->dtype));
   auto bb = cast_raw(b, a->dtype);
   Shape bs = broadcast_strides(bb->shape, bb->strides, a->shape);
-  LUCID_DISPATCH(a->dtype, name, [&] {
-    using T = scalar_t;
-    using A = acc_t<T>;
-    auto f = make.template operator()<A>();
-    kernels::map2(a->shape, a->data<T>(), a->strides, a->data<T>(), a->strides, bb->data<T>(), bs,
-                  [f](T x, T y) { return kernels::convert<T>(f(A(x), A(y))); });
-  });
+  if (is_half(a->dtype)) {  // through the float32 functor, by blocks
+    auto f = make.template operator()<float>();
+    kernels::half_map<2>(a->dtype, false, a->shape, a->raw(), a->strides, {a->raw(), bb->raw()}, {&a->strides, &bs},
+                         [&](void* r, std::array<const float*, 2> in, int64_t m) {
+                           float* o = static_cast<float*>(r);
+                           for (int64_t i = 0; i < m; ++i) o[i] = f(in[0][i], in[1][i]);
+                         });
+  } else {
+    LUCID_DISPATCH_NO_HALF(a->dtype, name, [&] {
+      using T = scalar_t;
+      using A = acc_t<T>;
+      auto f = make.template operator()<A>();
+      kernels::map2(a->shape, a->data<T>(), a->strides, a->data<T>(), a->strides, bb->data<T>(), bs,
+                    [f](T x, T y) { return kernels::convert<T>(f(A(x), A(y))); });
+    });
+  }
   a->bump_version();
   return a;
 }

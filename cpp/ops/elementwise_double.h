@@ -25,7 +25,7 @@ struct ElementwiseBackwardBackward : FuncOp<ElementwiseBackwardBackward<Op>, 2> 
     TensorImplPtr dg, ds;
     const Op o = op;
     if (this->needs_input_grad(0))
-      dg = cast_raw(binary_apply("elementwise_double_backward", s->shape, u, s, [o]<class A>() {
+      dg = cast_raw(binary_apply<false, Dtypes::Float>("elementwise_double_backward", s->shape, u, s, [o]<class A>() {
                       return [o](A uv, A sv) { return o.template df<A>(uv, sv); };
                     }), g->dtype);
     if (this->needs_input_grad(1))

@@ -4,22 +4,45 @@
 #include "autograd/func_op.h"
 #include "core/tensor_impl.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/half_map.h"
 #include "ops/reduce.h"
 
 namespace lucid {
 
-// One instantiation per input dtype: the output is either the input dtype or bool.
+// One instantiation per input dtype: the output is either the input dtype or bool. float16 and
+// bfloat16 inputs run the float32 instantiation by blocks (kernels/cpu/half_map.h).
 template <bool ToBool, class T> using out_t = std::conditional_t<ToBool, bool, T>;
 
+// The dtypes an apply helper is compiled for. Gradient formulas only ever see floating tensors,
+// so they are instantiated for float32 and float64 alone (ternary_apply always is).
+enum class Dtypes { All, Float };
+#define LUCID_APPLY_DISPATCH(D, dtype, opname, ...)                                          \
+  if constexpr (D == Dtypes::All) {                                                        \
+    LUCID_DISPATCH_NO_HALF(dtype, opname, __VA_ARGS__)                                     \
+  } else {                                                                                 \
+    LUCID_DISPATCH_FLOAT_NO_HALF(dtype, opname, __VA_ARGS__)                               \
+  }
+
 // out[i] = f(a[i]) over a's shape; f maps acc_t values. Output in a's dtype (or bool).
-template <bool ToBool = false, class FFactory>
+template <bool ToBool = false, Dtypes D = Dtypes::All, class FFactory>
 TensorImplPtr unary_apply(const char* name, const TensorImplPtr& a, FFactory make) {
   auto out = empty(a->shape, ToBool ? DType::Bool : a->dtype);
-  LUCID_DISPATCH(a->dtype, name, [&] {
+  auto fn = [&]<class T>() {
+    auto f = make.template operator()<acc_t<T>>();
+    return [f](T x) { return kernels::convert<out_t<ToBool, T>>(f(acc_t<T>(x))); };
+  };
+  if (is_half(a->dtype)) {
+    auto g = fn.template operator()<float>();
+    kernels::half_map<1>(a->dtype, ToBool, a->shape, out->raw(), out->strides, {a->raw()}, {&a->strides},
+                         [&](void* o, std::array<const float*, 1> in, int64_t m) {
+                           kernels::map1_flat(m, static_cast<out_t<ToBool, float>*>(o), in[0], g);
+                         });
+    return out;
+  }
+  LUCID_APPLY_DISPATCH(D, a->dtype, name, [&] {
     using T = scalar_t;
     using O = out_t<ToBool, T>;
-    auto f = make.template operator()<acc_t<T>>();
-    auto g = [f](T x) { return kernels::convert<O>(f(acc_t<T>(x))); };
+    auto g = fn.template operator()<T>();
     if (a->is_contiguous())
       kernels::map1_flat(out->numel(), out->data<O>(), a->data<T>(), g);
     else
@@ -30,16 +53,29 @@ TensorImplPtr unary_apply(const char* name, const TensorImplPtr& a, FFactory mak
 
 // out = f(a, b) with a, b broadcast to `shape` and both in a's dtype; output in that dtype
 // (or bool).
-template <bool ToBool = false, class FFactory>
+template <bool ToBool = false, Dtypes D = Dtypes::All, class FFactory>
 TensorImplPtr binary_apply(const char* name, const Shape& shape, const TensorImplPtr& a,
                            const TensorImplPtr& b, FFactory make) {
   auto out = empty(shape, ToBool ? DType::Bool : a->dtype);
   const bool flat = a->shape == shape && b->shape == shape && a->is_contiguous() && b->is_contiguous();
-  LUCID_DISPATCH(a->dtype, name, [&] {
+  auto fn = [&]<class T>() {
+    auto f = make.template operator()<acc_t<T>>();
+    return [f](T x, T y) { return kernels::convert<out_t<ToBool, T>>(f(acc_t<T>(x), acc_t<T>(y))); };
+  };
+  if (is_half(a->dtype)) {
+    auto g = fn.template operator()<float>();
+    Shape as = broadcast_strides(a->shape, a->strides, shape);
+    Shape bs = broadcast_strides(b->shape, b->strides, shape);
+    kernels::half_map<2>(a->dtype, ToBool, shape, out->raw(), out->strides, {a->raw(), b->raw()}, {&as, &bs},
+                         [&](void* o, std::array<const float*, 2> in, int64_t m) {
+                           kernels::map2_flat(m, static_cast<out_t<ToBool, float>*>(o), in[0], in[1], g);
+                         });
+    return out;
+  }
+  LUCID_APPLY_DISPATCH(D, a->dtype, name, [&] {
     using T = scalar_t;
     using O = out_t<ToBool, T>;
-    auto f = make.template operator()<acc_t<T>>();
-    auto g = [f](T x, T y) { return kernels::convert<O>(f(acc_t<T>(x), acc_t<T>(y))); };
+    auto g = fn.template operator()<T>();
     if (flat) {
       kernels::map2_flat(out->numel(), out->data<O>(), a->data<T>(), b->data<T>(), g);
     } else {
@@ -52,6 +88,7 @@ TensorImplPtr binary_apply(const char* name, const Shape& shape, const TensorImp
 }
 
 // out = f(a, b, c) with all three in dtype of `a`, broadcast to `shape`; output in a's dtype.
+// Used by gradient formulas only: floating dtypes.
 template <class FFactory>
 TensorImplPtr ternary_apply(const char* name, const Shape& shape, const TensorImplPtr& a,
                             const TensorImplPtr& b, const TensorImplPtr& c, FFactory make) {
@@ -59,7 +96,16 @@ TensorImplPtr ternary_apply(const char* name, const Shape& shape, const TensorIm
   Shape as = broadcast_strides(a->shape, a->strides, shape);
   Shape bs = broadcast_strides(b->shape, b->strides, shape);
   Shape cs = broadcast_strides(c->shape, c->strides, shape);
-  LUCID_DISPATCH(a->dtype, name, [&] {
+  if (is_half(a->dtype)) {
+    auto f = make.template operator()<float>();
+    kernels::half_map<3>(a->dtype, false, shape, out->raw(), out->strides, {a->raw(), b->raw(), c->raw()},
+                         {&as, &bs, &cs}, [&](void* o, std::array<const float*, 3> in, int64_t m) {
+                           float* r = static_cast<float*>(o);
+                           for (int64_t i = 0; i < m; ++i) r[i] = f(in[0][i], in[1][i], in[2][i]);
+                         });
+    return out;
+  }
+  LUCID_DISPATCH_FLOAT_NO_HALF(a->dtype, name, [&] {
     using T = scalar_t;
     using A = acc_t<T>;
     auto f = make.template operator()<A>();
@@ -68,6 +114,7 @@ TensorImplPtr ternary_apply(const char* name, const Shape& shape, const TensorIm
   });
   return out;
 }
+#undef LUCID_APPLY_DISPATCH
 
 // The gradient handed to an input: summed over broadcast dims and cast to the input's dtype.
 inline TensorImplPtr grad_for(const TensorImplPtr& g, const Shape& shape, DType dtype) {

@@ -357,13 +357,23 @@ struct UnaryBackward : FuncOp<UnaryBackward<Op>, 1> {
         return {cast_raw(out, in_dtype)};
       }
     }
-    LUCID_DISPATCH_FLOAT(g->dtype, Op::kName, [&] {
+    const Op o = op;
+    auto fn = [o]<class T>() {
+      return [o](T gv, T sv) { return T(o.template df<acc_t<T>>(acc_t<T>(gv), acc_t<T>(sv))); };
+    };
+    const Shape& ss = s ? s->strides : g->strides;
+    if (is_half(g->dtype)) {  // through the float32 instantiation, by blocks
+      auto df = fn.template operator()<float>();
+      kernels::half_map<2>(g->dtype, false, g->shape, out->raw(), out->strides, {g->raw(), s ? s->raw() : g->raw()},
+                           {&g->strides, &ss}, [&](void* r, std::array<const float*, 2> in, int64_t m) {
+                             kernels::map2_flat(m, static_cast<float*>(r), in[0], in[1], df);
+                           });
+      return {cast_raw(out, in_dtype)};
+    }
+    LUCID_DISPATCH_FLOAT_NO_HALF(g->dtype, Op::kName, [&] {
       using T = scalar_t;
-      using A = acc_t<T>;
-      const Op& o = op;
-      auto df = [o](T gv, T sv) { return T(o.template df<A>(A(gv), A(sv))); };
+      auto df = fn.template operator()<T>();
       const T* sp = s ? s->template data<T>() : g->template data<T>();
-      const Shape& ss = s ? s->strides : g->strides;
       if (flat)
         kernels::map2_flat(out->numel(), out->template data<T>(), g->template data<T>(), sp, df);
       else
@@ -390,7 +400,7 @@ struct UnaryBackwardBackward : FuncOp<UnaryBackwardBackward<Op>, 2> {
     TensorImplPtr dg, ds;
     const Op o = op;
     if (this->needs_input_grad(0))
-      dg = cast_raw(binary_apply("unary_double_backward", s->shape, u, s, [o]<class A>() {
+      dg = cast_raw(binary_apply<false, Dtypes::Float>("unary_double_backward", s->shape, u, s, [o]<class A>() {
                       return [o](A uv, A sv) { return o.template df<A>(uv, sv); };
                     }), g->dtype);
     if (this->needs_input_grad(1))
@@ -476,18 +486,28 @@ void run_forward(const TensorImplPtr& x, const TensorImplPtr& out, const Op& op)
       return;
     }
   }
+  auto fn = [op]<class T>() {
+    return [op](T v) { return kernels::convert<T>(op.template f<acc_t<T>>(acc_t<T>(v))); };
+  };
+  if (is_half(x->dtype)) {  // through the float32 instantiation, by blocks
+    auto f = fn.template operator()<float>();
+    kernels::half_map<1>(x->dtype, false, x->shape, out->raw(), out->strides, {x->raw()}, {&x->strides},
+                         [&](void* r, std::array<const float*, 1> in, int64_t m) {
+                           kernels::map1_flat(m, static_cast<float*>(r), in[0], f);
+                         });
+    return;
+  }
   auto body = [&]<class T>() {
-    using A = acc_t<T>;
-    auto f = [op](T v) { return kernels::convert<T>(op.template f<A>(A(v))); };
+    auto f = fn.template operator()<T>();
     if (x->is_contiguous() && out->is_contiguous())
       kernels::map1_flat(x->numel(), out->template data<T>(), x->template data<T>(), f);
     else
       kernels::map1(x->shape, out->template data<T>(), out->strides, x->template data<T>(), x->strides, f);
   };
   if constexpr (Op::kDomain == Domain::Int) {
-    LUCID_DISPATCH(x->dtype, Op::kName, [&] { body.template operator()<scalar_t>(); });
+    LUCID_DISPATCH_NO_HALF(x->dtype, Op::kName, [&] { body.template operator()<scalar_t>(); });
   } else {
-    LUCID_DISPATCH_FLOAT(x->dtype, Op::kName, [&] { body.template operator()<scalar_t>(); });
+    LUCID_DISPATCH_FLOAT_NO_HALF(x->dtype, Op::kName, [&] { body.template operator()<scalar_t>(); });
   }
 }
 
