@@ -213,6 +213,17 @@ def test_trilinear_and_area_3d_match_torch():
         np.testing.assert_allclose(np.asarray(lx.grad), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
+def test_deprecated_upsample_functions_warn_and_match_interpolate():
+    """Guards against F.upsample / upsample_nearest / upsample_bilinear missing or not being
+    interpolate with PyTorch's fixed modes (bilinear with align_corners=True)."""
+    x = pylucid.tensor(RNG.standard_normal((1, 2, 3, 4)))
+    for fn, kw in [(F.upsample, dict(mode="bicubic")), (F.upsample_nearest, dict(mode="nearest")),
+                   (F.upsample_bilinear, dict(mode="bilinear", align_corners=True))]:
+        with pytest.warns(UserWarning, match="deprecated"):
+            y = fn(x, size=(5, 7), **({"mode": "bicubic"} if fn is F.upsample else {}))
+        np.testing.assert_array_equal(np.asarray(y), np.asarray(F.interpolate(x, size=(5, 7), **kw)))
+
+
 def test_upsample_modules():
     """Guards against Upsample storing or printing its arguments differently from PyTorch."""
     up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)

@@ -10,6 +10,7 @@ kernels, computed in the same precision (float32 for nearest and for float32 inp
 for float64 inputs), so the same pixels are picked.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from .. import _C
 from .._C import Tensor
 from .._tensor import empty, from_numpy, zeros
 
-__all__ = ["dropout1d", "dropout2d", "interpolate"]
+__all__ = ["dropout1d", "dropout2d", "interpolate", "upsample", "upsample_bilinear", "upsample_nearest"]
 
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
 _INTERPOLATING = ("linear", "bilinear", "bicubic", "trilinear")
@@ -245,6 +246,35 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         tw1 = from_numpy(np.ascontiguousarray(w1.reshape(shape))).to(input.dtype)
         y = y.index_select(d, _index(i0)) * tw0 + y.index_select(d, _index(i1)) * tw1
     return y
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None) -> Tensor:
+    """Deprecated alias of :func:`interpolate` (as in PyTorch, it warns).
+
+    >>> import warnings, pylucid
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     pylucid.nn.functional.upsample(pylucid.ones(1, 1, 2), scale_factor=2).shape
+    (1, 1, 4)
+    """
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode='nearest')`` (it warns)."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)``
+    (it warns)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def _feature_dropout(input, p, training, name):
