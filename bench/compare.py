@@ -20,7 +20,7 @@ blocks, and for each other framework its time divided by pylucid's (> 1 means py
 Threads: pylucid and PyTorch use ``--threads`` (default: pylucid's own default); XLA and MLX
 keep their own pools.
 
-    python bench/compare.py [--repeats 7] [--only mlp,char_lm] [--threads 2] [--plot compare.png]
+    python bench/compare.py [--repeats 7] [--only mlp,char_lm] [--libs torch,jax] [--threads 2] [--plot compare.png]
 """
 import argparse
 import math
@@ -495,8 +495,12 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated substrings of workload names to run")
     ap.add_argument("--threads", type=int, default=0, help="pylucid and torch threads (0: pylucid's default)")
     ap.add_argument("--plot", default="", help="write a bar chart of the ratios to this PNG")
+    ap.add_argument("--libs", default="", help="comma-separated frameworks to run besides pylucid (default: all)")
     args = ap.parse_args()
     fw = load_frameworks()
+    if args.libs:
+        keep = {"pylucid", *(s.strip() for s in args.libs.split(","))}
+        fw = {n: m for n, m in fw.items() if n in keep}
     if args.threads and hasattr(pylucid, "set_num_threads"):
         pylucid.set_num_threads(args.threads)
     threads = pylucid.get_num_threads() if hasattr(pylucid, "get_num_threads") else args.threads or None
