@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include "core/autocast.h"
+#include "core/threads.h"
 #include "kernels/cpu/reducers.h"
 #include "ops/binary.h"
 #include "ops/grad_graph.h"
@@ -83,7 +84,7 @@ void run_best(Args... a) {
 
 // Threads for rows x n elements: none below 2 grains of work.
 int row_threads(int64_t rows, int64_t n) {
-  return int(std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), rows * n / kernels::kParallelGrain)));
+  return int(std::max<int64_t>(1, std::min<int64_t>(lucid::num_threads(), rows * n / kernels::kParallelGrain)));
 }
 
 }  // namespace

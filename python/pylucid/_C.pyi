@@ -13,7 +13,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'RnnBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'argsort', 'bernoulli', 'bincount', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cumprod', 'cumsum', 'default_generator', 'diagonal', 'div', 'dot', 'dtype', 'erf', 'exp', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'histc', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'log1p', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'searchsorted', 'select', 'sigmoid', 'sign', 'silu', 'sin', 'sort', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'topk', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unique', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'RnnBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'argsort', 'bernoulli', 'bincount', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cumprod', 'cumsum', 'default_generator', 'diagonal', 'div', 'dot', 'dtype', 'empty_cache', 'erf', 'exp', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'get_num_threads', 'histc', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'log1p', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reset_peak_memory_stats', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'searchsorted', 'select', 'set_cache_limit', 'set_num_threads', 'sigmoid', 'sign', 'silu', 'sin', 'sort', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'topk', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unique', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -2093,6 +2093,10 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     """
     Dot product of two 1-D tensors of equal size (a 0-d result).
     """
+def empty_cache() -> None:
+    """
+    Gives every cached buffer back to the OS (live tensors are untouched).
+    """
 def erf(input: Tensor) -> Tensor:
     """
     The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt (integers promote to float32).
@@ -2140,6 +2144,10 @@ def gather(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, index:
 def gelu(input: Tensor, *, approximate: str = 'none') -> Tensor:
     """
     GELU: 0.5 x (1 + erf(x / sqrt 2)), or with approximate='tanh' 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Floating inputs only.
+    """
+def get_num_threads() -> builtins.int:
+    """
+    The number of threads pylucid's kernels and matrix products use.
     """
 def histc(input: Tensor, bins: typing.SupportsInt | typing.SupportsIndex = 100, min: typing.SupportsFloat | typing.SupportsIndex = 0.0, max: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> Tensor:
     """
@@ -2217,6 +2225,10 @@ def mean(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, 
     """
     Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). An empty reduction gives NaN.
     """
+def memory_stats() -> dict:
+    """
+    The caching allocator's counters: bytes in live tensors and their peak, bytes cached for reuse and the cache's limit, requests served, cache hits, and blocks taken from and given back to the OS.
+    """
 def min(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> typing.Any:
     """
     min(input): the smallest element (0-d). min(input, dim, keepdim=False): a named tuple (values, indices). min(input, other): minimum. NaN propagates; the gradient is split evenly among ties.
@@ -2293,6 +2305,10 @@ def remainder(input: typing.Any, other: typing.Any) -> Tensor:
     >>> pylucid.remainder(pylucid.tensor([-3, 3]), 2).tolist()
     [1, 1]
     """
+def reset_peak_memory_stats() -> None:
+    """
+    Sets peak_allocated_bytes of memory_stats() to the bytes allocated now.
+    """
 def reshape(input: Tensor, shape: typing.Any) -> Tensor:
     """
     A tensor with x's elements in `shape` (one -1 is inferred): a view when the strides allow it, else a copy.
@@ -2328,6 +2344,14 @@ def searchsorted(sorted_sequence: Tensor, input: typing.Any, *, out_int32: built
 def select(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, index: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
     """
     A view of index `index` along `dim`, that dim removed.
+    """
+def set_cache_limit(nbytes: typing.Any) -> None:
+    """
+    Keeps at most nbytes of freed buffers cached for reuse (0 caches nothing); what is above the limit is given back to the OS at once.
+    """
+def set_num_threads(int: typing.Any) -> None:
+    """
+    Sets the number of threads pylucid's kernels and its matrix products use (PyTorch's torch.set_num_threads). The default is the number of cores this process may use.
     """
 def sigmoid(input: Tensor) -> Tensor:
     """

@@ -5,9 +5,12 @@ creation functions, ``nn``, ``optim``, ``autograd`` helpers and ``autocast``.
 """
 import os as _os
 
-# NOTE: OpenMP workers that spin while waiting starve OpenBLAS's own threads on small machines
-# (a char_lm step went from 53 ms to 1.4 s). Both are read when the libraries load, so they are
-# set here, before either loads; a user's own setting wins.
+# NOTE: one pool of threads. OpenBLAS runs each call on the calling thread and pylucid splits large
+# products over its OpenMP pool instead (core/threads.h): OpenBLAS's own workers spin-wait and fight
+# OpenMP's for the cores (a 2-thread MLP step measured 2x slower, a char_lm step 53 ms -> 1.4 s).
+# Idle OpenMP workers sleep rather than spin. Both are read when the libraries load, so they are
+# set here, before either loads; a user's own setting wins (OPENBLAS_NUM_THREADS > 1 hands
+# products back to OpenBLAS's threads; OMP_NUM_THREADS sets pylucid's default pool size).
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -24,6 +27,12 @@ from ._C import (  # noqa: E402,F401
     ShapeMismatch,
     Tensor,
     dtype,
+    empty_cache,
+    get_num_threads,
+    memory_stats,
+    reset_peak_memory_stats,
+    set_cache_limit,
+    set_num_threads,
 )
 from ._tensor import *  # noqa: E402,F401,F403
 from ._math import *  # noqa: E402,F401,F403

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/threads.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/vmath.h"
 
@@ -326,7 +327,7 @@ LUCID_ATTN_CLONES void backward_head(const AttnArgs<double>& a, int64_t h, const
 // Threads for `items` work items of `work` multiply-adds each: 1 (no parallel region) unless
 // every thread gets at least kParallelGrain of them.
 int attn_threads(int64_t items, int64_t work) {
-  return int(std::min<int64_t>({int64_t(omp_get_max_threads()), items, items * work / kParallelGrain}));
+  return int(std::min<int64_t>({int64_t(lucid::num_threads()), items, items * work / kParallelGrain}));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The loop drivers of loops.h, compiled once per operand count.
 #include "kernels/cpu/loops.h"
 
+#include "core/threads.h"
+
 namespace lucid::kernels {
 
 void parallel_threads(int nt, FnRef<void(int)> body) {
@@ -51,7 +53,7 @@ void strided_loop(const std::vector<int64_t>& shape,
   const LoopPlan<K> p = plan_loop<K>(shape, strides);
   const int64_t n = p.shape.back();
   const int64_t rows = total / n;
-  const int nt = int(std::min<int64_t>(omp_get_max_threads(), total / kParallelGrain));
+  const int nt = int(std::min<int64_t>(lucid::num_threads(), total / kParallelGrain));
   if (nt <= 1) return run_rows<K>(p, base, isz, 0, rows, row);
   if (rows >= nt) {
     parallel_threads(nt, [&](int t) { run_rows<K>(p, base, isz, rows * t / nt, rows * (t + 1) / nt, row); });

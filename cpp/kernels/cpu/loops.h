@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/threads.h"
+
 namespace lucid::kernels {
 
 constexpr int64_t kParallelGrain = 32768;  // elements per thread below which we stay serial
@@ -81,7 +83,7 @@ inline void parallel_chunks(int nt, int64_t n, FnRef<void(int64_t, int64_t)> bod
 
 // Threads worth using for `work` elements: one per kParallelGrain, at most the pool's size.
 inline int threads_for_work(int64_t work) {
-  return int(std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), work / kParallelGrain)));
+  return int(std::max<int64_t>(1, std::min<int64_t>(lucid::num_threads(), work / kParallelGrain)));
 }
 
 // Runs rows [r0, r1) of the plan; `base` are the operands' element pointers (as char* with size).

@@ -1,25 +1,70 @@
 #include "kernels/cpu/matmul.h"
 
 #include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+
+#include "core/threads.h"
+#include "kernels/cpu/loops.h"
 
 namespace lucid::kernels {
 
 namespace {
 CBLAS_TRANSPOSE op_of(MatLayout l) { return l.trans ? CblasTrans : CblasNoTrans; }
+
+void blas(int64_t m, int64_t n, int64_t k, const float* a, MatLayout la, const float* b, MatLayout lb, float beta,
+          float* c, int64_t ldc) {
+  scipy_cblas_sgemm(CblasRowMajor, op_of(la), op_of(lb), blasint(m), blasint(n), blasint(k), 1.0f, a,
+                    blasint(la.ld), b, blasint(lb.ld), beta, c, blasint(ldc));
+}
+
+void blas(int64_t m, int64_t n, int64_t k, const double* a, MatLayout la, const double* b, MatLayout lb,
+          double beta, double* c, int64_t ldc) {
+  scipy_cblas_dgemm(CblasRowMajor, op_of(la), op_of(lb), blasint(m), blasint(n), blasint(k), 1.0, a,
+                    blasint(la.ld), b, blasint(lb.ld), beta, c, blasint(ldc));
+}
+
+// Multiply-adds per thread below which a product stays whole on the calling thread: a parallel
+// region costs a few microseconds, a 64x64x64 product about ten.
+constexpr int64_t kGemmGrain = int64_t(1) << 18;
+
+// NOTE: OpenBLAS runs single-threaded here (pylucid/__init__.py sets OPENBLAS_NUM_THREADS=1 unless
+// the user chose a count): its pthread pool spin-waits and fights OpenMP's workers for the cores.
+// Large products are split instead over the OpenMP pool, in row blocks of C (op(A)'s rows) or,
+// when C is wide and short, column blocks (op(B)'s columns); block edges are multiples of 16 so
+// every block keeps the BLAS micro-kernel's full tiles. Each block is one serial BLAS call.
+template <class T>
+void split_gemm(int64_t m, int64_t n, int64_t k, const T* a, MatLayout la, const T* b, MatLayout lb, T beta, T* c,
+                int64_t ldc) {
+  int nt = blas_owns_threads() || omp_in_parallel() ? 1 : num_threads();
+  nt = int(std::min<int64_t>(nt, m * n * k / kGemmGrain));
+  const bool by_rows = m >= n;
+  const int64_t len = by_rows ? m : n;
+  nt = int(std::min<int64_t>(nt, (len + 15) / 16));
+  if (nt <= 1) return blas(m, n, k, a, la, b, lb, beta, c, ldc);
+  const int64_t tiles = (len + 15) / 16;
+  parallel_threads(nt, [&](int t) {
+    const int64_t i0 = std::min(len, tiles * t / nt * 16), i1 = std::min(len, tiles * (t + 1) / nt * 16);
+    if (i1 <= i0) return;
+    if (by_rows)  // rows i0..i1 of op(A): columns of a stored-transposed A
+      blas(i1 - i0, n, k, la.trans ? a + i0 : a + i0 * la.ld, la, b, lb, beta, c + i0 * ldc, ldc);
+    else  // columns i0..i1 of op(B): rows of a stored-transposed B
+      blas(m, i1 - i0, k, a, la, lb.trans ? b + i0 * lb.ld : b + i0, lb, beta, c + i0, ldc);
+  });
+}
 }  // namespace
 
 template <>
 void gemm<float>(int64_t m, int64_t n, int64_t k, const float* a, MatLayout la, const float* b, MatLayout lb,
                  float beta, float* c, int64_t ldc) {
-  scipy_cblas_sgemm(CblasRowMajor, op_of(la), op_of(lb), blasint(m), blasint(n), blasint(k), 1.0f, a,
-                    blasint(la.ld), b, blasint(lb.ld), beta, c, blasint(ldc));
+  split_gemm<float>(m, n, k, a, la, b, lb, beta, c, ldc);
 }
 
 template <>
 void gemm<double>(int64_t m, int64_t n, int64_t k, const double* a, MatLayout la, const double* b, MatLayout lb,
                   double beta, double* c, int64_t ldc) {
-  scipy_cblas_dgemm(CblasRowMajor, op_of(la), op_of(lb), blasint(m), blasint(n), blasint(k), 1.0, a,
-                    blasint(la.ld), b, blasint(lb.ld), beta, c, blasint(ldc));
+  split_gemm<double>(m, n, k, a, la, b, lb, beta, c, ldc);
 }
 
 template <>

@@ -14,6 +14,7 @@
 #endif
 
 #include "core/dtype.h"
+#include "core/threads.h"
 
 namespace lucid::kernels {
 namespace {
@@ -76,7 +77,7 @@ void combine_chunks(const A* partial, A* out, int64_t chunks, int64_t n) {
     }
   };
   if (n * chunks < kSerialWork) return col(0, n);
-  const int nt = omp_get_max_threads();
+  const int nt = lucid::num_threads();
 #pragma omp parallel for schedule(static)
   for (int t = 0; t < nt; ++t) col(n * t / nt, n * (t + 1) / nt);
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/threads.h"
 #include "kernels/cpu/loops.h"
 
 namespace lucid::kernels {
@@ -15,7 +16,7 @@ namespace {
 // Threads for `planes` planes of `per_plane` element reads each (serial when small).
 int threads_for(int64_t planes, int64_t per_plane) {
   const int64_t work = planes * std::max<int64_t>(per_plane, 1);
-  return int(std::clamp<int64_t>(std::min<int64_t>(omp_get_max_threads(), work / kParallelGrain), 1,
+  return int(std::clamp<int64_t>(std::min<int64_t>(lucid::num_threads(), work / kParallelGrain), 1,
                                  std::max<int64_t>(planes, 1)));
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/threads.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/vmath.h"
 
@@ -26,7 +27,7 @@ void reduce_dense(const R& r, const typename R::In* x, typename R::Out* out, int
   const int64_t n_out = outer * inner;
   if (n_out == 0) return;
   const int64_t total = n_out * red;
-  const int max_threads = int(std::min<int64_t>(omp_get_max_threads(), total / kParallelGrain));
+  const int max_threads = int(std::min<int64_t>(lucid::num_threads(), total / kParallelGrain));
   const int nt = std::max(1, max_threads);
 
   // One row of length red (stride 1): kLanes independent accumulators break the dependency

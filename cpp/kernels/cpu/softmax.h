@@ -15,6 +15,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/threads.h"
 #include "kernels/cpu/loops.h"
 
 namespace lucid::kernels {
@@ -22,7 +23,7 @@ namespace lucid::kernels {
 // Threads for `items` independent rows of `elems_per_item` elements: 1 (no parallel region,
 // which costs microseconds) unless every thread gets at least kParallelGrain elements.
 inline int threads_for(int64_t items, int64_t elems_per_item) {
-  return int(std::min<int64_t>({int64_t(omp_get_max_threads()), items, items * elems_per_item / kParallelGrain}));
+  return int(std::min<int64_t>({int64_t(lucid::num_threads()), items, items * elems_per_item / kParallelGrain}));
 }
 
 // Runs f(begin, end) over [0, items), serially or split over threads (also used by the losses).

@@ -1,0 +1,68 @@
+// Process-wide runtime settings: the thread pool's size (core/threads.h) and the caching
+// allocator's statistics and cache (core/allocator.h), with PyTorch's names where it has them.
+#include "bindings/common.h"
+#include "core/allocator.h"
+#include "core/threads.h"
+
+namespace lucid::bindings {
+
+namespace {
+
+int64_t int_arg(py::handle h, const char* op, const char* what) {
+  LUCID_CHECK_DTYPE(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()), op, ": ", what, " must be an int, got ",
+                    type_name(h));
+  return h.cast<int64_t>();
+}
+
+}  // namespace
+
+LUCID_BINDING(runtime, 40) {
+  // The pool starts at the cores this process may use (OMP_NUM_THREADS wins), not OpenMP's
+  // count of online CPUs, which ignores a cgroup quota.
+  set_num_threads(default_num_threads());
+  m.def(
+      "set_num_threads",
+      [](py::handle n) {
+        const int64_t v = int_arg(n, "set_num_threads", "the number of threads");
+        LUCID_CHECK(v > 0, "set_num_threads: expected a positive number of threads, got ", v);
+        set_num_threads(int(std::min<int64_t>(v, 1024)));
+      },
+      py::arg("int"),
+      "Sets the number of threads pylucid's kernels and its matrix products use (PyTorch's "
+      "torch.set_num_threads). The default is the number of cores this process may use.");
+  m.def("get_num_threads", &num_threads, "The number of threads pylucid's kernels and matrix products use.");
+  m.def(
+      "memory_stats",
+      []() {
+        const alloc::Stats s = alloc::stats();
+        py::dict d;
+        d["allocated_bytes"] = s.allocated_bytes;
+        d["peak_allocated_bytes"] = s.peak_allocated_bytes;
+        d["cached_bytes"] = s.cached_bytes;
+        d["cache_limit_bytes"] = s.cache_limit_bytes;
+        d["num_allocs"] = s.num_allocs;
+        d["num_cache_hits"] = s.num_cache_hits;
+        d["num_os_allocs"] = s.num_os_allocs;
+        d["num_os_frees"] = s.num_os_frees;
+        return d;
+      },
+      "The caching allocator's counters: bytes in live tensors and their peak, bytes cached for "
+      "reuse and the cache's limit, requests served, cache hits, and blocks taken from and given "
+      "back to the OS.");
+  m.def("empty_cache", &alloc::empty_cache,
+        "Gives every cached buffer back to the OS (live tensors are untouched).");
+  m.def("reset_peak_memory_stats", &alloc::reset_peak_stats,
+        "Sets peak_allocated_bytes of memory_stats() to the bytes allocated now.");
+  m.def(
+      "set_cache_limit",
+      [](py::handle n) {
+        const int64_t v = int_arg(n, "set_cache_limit", "the limit");
+        LUCID_CHECK(v >= 0, "set_cache_limit: expected a limit of 0 bytes or more, got ", v);
+        alloc::set_cache_limit(uint64_t(v));
+      },
+      py::arg("nbytes"),
+      "Keeps at most nbytes of freed buffers cached for reuse (0 caches nothing); what is above "
+      "the limit is given back to the OS at once.");
+}
+
+}  // namespace lucid::bindings
