@@ -364,7 +364,7 @@ void check_inplace(const TensorImplPtr& t, const char* op) {
 bool inplace_records(const TensorImplPtr& x, std::initializer_list<TensorImplPtr> others, const char* op) {
   if (!GradMode::is_enabled()) return false;
   LUCID_CHECK(!(x->requires_grad && x->is_leaf()), op,
-              ": a leaf tensor that requires grad cannot be used in an in-place operation "
+              ": a leaf tensor that requires grad cannot be modified in place "
               "(use no_grad(), or clone() it first)");
   if (x->requires_grad) return true;
   for (const auto& o : others)

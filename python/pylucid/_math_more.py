@@ -12,7 +12,6 @@ scripts reach for, built from differentiable ops so that they get gradients of e
 """
 import builtins as _builtins
 import math as _math
-import numbers as _numbers
 
 from . import _C
 
@@ -121,7 +120,8 @@ def _dtype_limits(dt):
     import numpy as np  # noqa: PLC0415
     if dt == _C.dtype.bfloat16:
         return -3.3895313892515355e38, 3.3895313892515355e38
-    info = np.finfo({_C.dtype.float16: np.float16, _C.dtype.float32: np.float32, _C.dtype.float64: np.float64}[dt])
+    np_type: type = {_C.dtype.float16: np.float16, _C.dtype.float32: np.float32, _C.dtype.float64: np.float64}[dt]
+    info = np.finfo(np_type)
     return float(info.min), float(info.max)
 
 
@@ -151,7 +151,7 @@ def lerp(input, end, weight):
     _tensor_arg("lerp", "input", input)
     end = _as_tensor(end, input)
     diff = end - input
-    if isinstance(weight, _numbers.Number):
+    if isinstance(weight, (int, float)):
         if _builtins.abs(weight) < 0.5:
             return input + weight * diff
         return end - diff * (1.0 - weight)
@@ -308,16 +308,16 @@ def _attach():
                "isneginf", "signbit", "atan2", "arctan2", "sgn", "deg2rad", "rad2deg", "frac", "logit", "hypot",
                "logaddexp", "logaddexp2", "nan_to_num", "lerp", "addcmul", "addcdiv", "masked_select", "cross",
                "kron", "tensordot"]
-    for name in methods:
-        fn = globals()[name]
-        if name in vars(_C.Tensor):
-            continue
-
-        def method(self, *args, _fn=fn, **kwargs):
-            return _fn(self, *args, **kwargs)
+    def make(fn, name):
+        def method(self, *args, **kwargs):
+            return fn(self, *args, **kwargs)
         method.__name__ = method.__qualname__ = name
         method.__doc__ = fn.__doc__
-        setattr(_C.Tensor, name, method)
+        return method
+
+    for name in methods:
+        if name not in vars(_C.Tensor):
+            setattr(_C.Tensor, name, make(globals()[name], name))
 
 
 _attach()
