@@ -50,7 +50,7 @@ TensorImplPtr linspace(double start, double end, int64_t steps, DType dtype) {
 }
 
 TensorImplPtr fill_(const TensorImplPtr& t, double value) {
-  check_inplace(t, "fill_");
+  if (inplace_records(t, {}, "fill_")) return rebase_inplace(t, full(t->shape, value, t->dtype), "fill_");
   copy_into(t, scalar_tensor(value, t->dtype));
   t->bump_version();
   return t;

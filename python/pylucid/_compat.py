@@ -505,9 +505,15 @@ def _varargs_method(fn, name, what):
 
 def _inplace(fn, name):
     def method(self, *args, **kwargs):
+        others = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+        if _C._inplace_records(self, others, name):
+            # Recorded as PyTorch records it: computed from a copy of the old value (the op's node
+            # may save its input), written back, and self's history moved onto the op's node.
+            return _C._rebase_inplace(self, fn(self.clone(), *args, **kwargs), name)
         return self.copy_(fn(self, *args, **kwargs))
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place {name[:-1]}: writes the result into self and returns self (not recorded by autograd)."
+    method.__doc__ = (f"In-place {name[:-1]}: writes the result into self and returns self (recorded by "
+                      "autograd; refused on a leaf that requires grad).")
     return method
 
 
