@@ -189,7 +189,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False) -> Tensor:
     >>> import pylucid
     >>> y = pylucid.nn.functional.dropout2d(pylucid.ones(2, 3, 4, 4), p=0.0)
     >>> y.shape
-    (2, 3, 4, 4)
+    pylucid.Size([2, 3, 4, 4])
     """
     if inplace:
         raise _C.LucidError("dropout2d: inplace=True is not supported")
