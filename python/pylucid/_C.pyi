@@ -144,7 +144,10 @@ class Tensor:
     def __floordiv__(self, arg0: typing.Any) -> Tensor:
         ...
     def __format__(self, spec):
-        ...
+        """
+        As PyTorch: a 0-d tensor formats as its Python number (``f"{loss}"`` prints ``0.6931...``,
+            ``f"{loss:.3f}"`` ``0.693``); other tensors format as their ``str``.
+        """
     def __ge__(self, arg0: typing.Any) -> Tensor:
         ...
     def __getitem__(self, arg0: typing.Any) -> Tensor:
@@ -200,7 +203,9 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         ...
     def __repr__(self):
-        ...
+        """
+        PyTorch's print format (see ``_tensor_str``): ``tensor([ 1.0000, -2.5000], requires_grad=True)``.
+        """
     def __rfloordiv__(self, arg0: typing.Any) -> Tensor:
         ...
     def __rmatmul__(self, arg0: typing.Any) -> Tensor:
@@ -222,7 +227,9 @@ class Tensor:
     def __setitem__(self, arg0: typing.Any, arg1: typing.Any) -> None:
         ...
     def __str__(self):
-        ...
+        """
+        PyTorch's print format (see ``_tensor_str``): ``tensor([ 1.0000, -2.5000], requires_grad=True)``.
+        """
     def __sub__(self, arg0: typing.Any) -> Tensor:
         ...
     def __truediv__(self, arg0: typing.Any) -> Tensor:
@@ -259,19 +266,19 @@ class Tensor:
         """
         True when :func:`pylucid.isclose` holds everywhere (a Python bool).
         """
-    def amax(self, dim: typing.Any = (), keepdim: builtins.bool = False) -> Tensor:
+    def amax(self, dim: typing.Any = (), keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Largest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
         """
-    def amin(self, dim: typing.Any = (), keepdim: builtins.bool = False) -> Tensor:
+    def amin(self, dim: typing.Any = (), keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Smallest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
         """
-    def argmax(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+    def argmax(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Index (int64) of the first maximum along dim, or into the flattened input when dim is None.
         """
-    def argmin(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+    def argmin(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Index (int64) of the first minimum along dim, or into the flattened input when dim is None.
         """
@@ -677,7 +684,7 @@ class Tensor:
         """
         True where exactly one is nonzero; a bool tensor.
         """
-    def logsumexp(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+    def logsumexp(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) with m the maximum, so large inputs do not overflow.
         
@@ -707,9 +714,9 @@ class Tensor:
         
         >>> import pylucid
         >>> (pylucid.ones(5, 2, 3) @ pylucid.ones(3, 4)).shape
-        (5, 2, 4)
+        pylucid.Size([5, 2, 4])
         """
-    def max(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> typing.Any:
+    def max(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
         """
         max(input): the largest element (0-d). max(input, dim, keepdim=False): a named tuple (values, indices), the index of the first maximum. max(input, other): maximum. NaN propagates; the gradient is split evenly among ties.
         
@@ -721,11 +728,11 @@ class Tensor:
         """
         The elementwise larger of self and other (NaN propagates).
         """
-    def mean(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None) -> Tensor:
+    def mean(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """
         Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). An empty reduction gives NaN.
         """
-    def min(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> typing.Any:
+    def min(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
         """
         min(input): the smallest element (0-d). min(input, dim, keepdim=False): a named tuple (values, indices). min(input, other): minimum. NaN propagates; the gradient is split evenly among ties.
         """
@@ -858,7 +865,7 @@ class Tensor:
         """
         In-place pow: writes the result into self and returns self (not recorded by autograd).
         """
-    def prod(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+    def prod(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
         """
@@ -1040,7 +1047,7 @@ class Tensor:
         """
         A view without size-1 dims: all of them, or those of `dim` (an int or tuple); other sizes are kept.
         """
-    def std(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None) -> Tensor:
+    def std(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """
         Standard deviation over dim: sqrt(sum (x - mean)^2 / max(0, N - correction)), correction=1 by default (or unbiased=True/False).
         """
@@ -1064,7 +1071,7 @@ class Tensor:
         """
         input - alpha * other, elementwise with broadcasting (other a Tensor or number).
         """
-    def sum(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None) -> Tensor:
+    def sum(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """
         Sum over dim (an int, a tuple, or None for all) with keepdim. Integers and bool sum to int64; dtype= accumulates and returns in that dtype. float32 accumulates in double.
         
@@ -1174,7 +1181,7 @@ class Tensor:
         """
         A view with a size-1 dim inserted at `dim` (in [-ndim-1, ndim]).
         """
-    def var(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None) -> Tensor:
+    def var(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """
         Variance over dim: sum (x - mean)^2 / max(0, N - correction), correction=1 by default (or unbiased=True/False).
         """
@@ -1267,9 +1274,9 @@ class Tensor:
         True for a non-leaf tensor after retain_grad(), whose .grad backward then fills; False for leaves.
         """
     @property
-    def shape(self) -> tuple[builtins.int, ...]:
+    def shape(self) -> typing.Any:
         """
-        The size of each dim, a tuple of ints (() for a 0-d tensor); PyTorch's Tensor.shape as a plain tuple.
+        The size of each dim as a pylucid.Size (a tuple of ints; Size([]) for a 0-d tensor), as PyTorch's Tensor.shape.
         """
 class AmpPolicy:
     """
@@ -1358,8 +1365,11 @@ class Node:
     """
     A backward node of the autograd graph (a tensor's grad_fn): name(), schema, next_functions.
     """
-    def __repr__(self) -> str:
-        ...
+    @staticmethod
+    def __repr__(node):
+        """
+        ``<AddBackward0 object at 0x...>``, as PyTorch prints ``tensor.grad_fn``.
+        """
     def name(self) -> str:
         """
         The node's class name, e.g. 'MulBackward' or 'AccumulateGrad'.
@@ -1947,6 +1957,8 @@ def _set_autocast_state(arg0: builtins.bool, arg1: _dtype) -> None:
     ...
 def _set_grad_enabled(arg0: builtins.bool) -> None:
     ...
+def _set_size_type(arg0: typing.Any) -> None:
+    ...
 def _sgd_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], momentum_buffers: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, momentum: typing.SupportsFloat | typing.SupportsIndex, dampening: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, nesterov: builtins.bool, maximize: builtins.bool) -> list[Tensor]:
     ...
 def _softmax(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
@@ -1971,19 +1983,19 @@ def abs(input: Tensor) -> Tensor:
     """
 def add(input: Tensor, other: typing.Any) -> Tensor:
     ...
-def amax(input: Tensor, dim: typing.Any = (), keepdim: builtins.bool = False) -> Tensor:
+def amax(input: Tensor, dim: typing.Any = (), keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
     """
     Largest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
     """
-def amin(input: Tensor, dim: typing.Any = (), keepdim: builtins.bool = False) -> Tensor:
+def amin(input: Tensor, dim: typing.Any = (), keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
     """
     Smallest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
     """
-def argmax(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+def argmax(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
     """
     Index (int64) of the first maximum along dim, or into the flattened input when dim is None.
     """
-def argmin(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+def argmin(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
     """
     Index (int64) of the first minimum along dim, or into the flattened input when dim is None.
     """
@@ -2183,7 +2195,7 @@ def log1p(input: Tensor) -> Tensor:
     """
     log(1 + input), accurate for small input (integers promote to float32).
     """
-def logsumexp(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+def logsumexp(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
     """
     log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) with m the maximum, so large inputs do not overflow.
     
@@ -2201,9 +2213,9 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     
     >>> import pylucid
     >>> (pylucid.ones(5, 2, 3) @ pylucid.ones(3, 4)).shape
-    (5, 2, 4)
+    pylucid.Size([5, 2, 4])
     """
-def max(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> typing.Any:
+def max(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
     """
     max(input): the largest element (0-d). max(input, dim, keepdim=False): a named tuple (values, indices), the index of the first maximum. max(input, other): maximum. NaN propagates; the gradient is split evenly among ties.
     
@@ -2213,11 +2225,11 @@ def max(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -
     """
 def maximum(arg0: Tensor, arg1: Tensor) -> Tensor:
     ...
-def mean(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None) -> Tensor:
+def mean(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
     """
     Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). An empty reduction gives NaN.
     """
-def min(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> typing.Any:
+def min(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
     """
     min(input): the smallest element (0-d). min(input, dim, keepdim=False): a named tuple (values, indices). min(input, other): minimum. NaN propagates; the gradient is split evenly among ties.
     """
@@ -2267,7 +2279,7 @@ def permute(input: Tensor, dims: typing.Any) -> Tensor:
     """
 def pow(input: Tensor, other: typing.Any) -> Tensor:
     ...
-def prod(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+def prod(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
     """
     Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
     """
@@ -2369,13 +2381,13 @@ def stack(tensors: typing.Any, dim: typing.SupportsInt | typing.SupportsIndex = 
     """
     The tensors (all of one shape) joined along a new dim `dim`.
     """
-def std(input: Tensor, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None) -> Tensor:
+def std(input: Tensor, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
     """
     Standard deviation over dim: sqrt(sum (x - mean)^2 / max(0, N - correction)), correction=1 by default (or unbiased=True/False).
     """
 def sub(input: Tensor, other: typing.Any) -> Tensor:
     ...
-def sum(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None) -> Tensor:
+def sum(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
     """
     Sum over dim (an int, a tuple, or None for all) with keepdim. Integers and bool sum to int64; dtype= accumulates and returns in that dtype. float32 accumulates in double.
     
@@ -2443,7 +2455,7 @@ def unsqueeze(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex) -> 
     """
     A view with a size-1 dim inserted at `dim` (in [-ndim-1, ndim]).
     """
-def var(input: Tensor, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None) -> Tensor:
+def var(input: Tensor, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
     """
     Variance over dim: sum (x - mean)^2 / max(0, N - correction), correction=1 by default (or unbiased=True/False).
     """
