@@ -255,7 +255,7 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     pylucid.nn.functional.upsample(pylucid.ones(1, 1, 2), scale_factor=2).shape
-    (1, 1, 4)
+    pylucid.Size([1, 1, 4])
     """
     warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
