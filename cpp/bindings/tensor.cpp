@@ -118,6 +118,19 @@ py::array to_numpy(const TensorImplPtr& t) {
   return py::array(numpy_dtype(t->dtype), shape, strides, t->raw(), base);
 }
 
+// pylucid.Size (a tuple subclass defined in Python, registered at import by _set_size_type);
+// a plain tuple until then.
+PyObject* g_size_type = nullptr;
+
+py::object shape_tuple(const Shape& shape) {
+  py::tuple t(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) t[i] = py::int_(shape[i]);
+  if (!g_size_type) return t;
+  PyObject* r = PyObject_CallOneArg(g_size_type, t.ptr());
+  if (!r) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
 py::object py_scalar(const TensorImplPtr& t) {
   double v = item_as_double(t, "item");
   if (t->dtype == DType::Bool) return py::bool_(v != 0);
@@ -216,8 +229,8 @@ LUCID_BINDING(tensor, 0) {
           return t;
         }),
         py::arg("data"), py::arg("requires_grad") = false)
-      .def_property_readonly("shape", [](const TensorImpl& t) { return py::tuple(py::cast(t.shape)); },
-          "The size of each dim, a tuple of ints (() for a 0-d tensor); PyTorch's Tensor.shape as a plain tuple.")
+      .def_property_readonly("shape", [](const TensorImpl& t) { return shape_tuple(t.shape); },
+          "The size of each dim as a pylucid.Size (a tuple of ints; Size([]) for a 0-d tensor), as PyTorch's Tensor.shape.")
       .def_property_readonly("dtype", [](const TensorImpl& t) { return t.dtype; },
           "The element type, a pylucid.dtype.")
       .def_property_readonly("ndim", [](const TensorImpl& t) { return t.ndim(); },
@@ -422,6 +435,12 @@ LUCID_BINDING(tensor, 0) {
   m.def("minimum", [](const TensorImplPtr& a, const TensorImplPtr& b) { return minimum(a, b); });
   m.def("result_type", [](const TensorImplPtr& a, const TensorImplPtr& b) { return result_type(a, b); });
 
+  m.def("_set_size_type", [](py::handle type) {
+    LUCID_CHECK_DTYPE(PyType_Check(type.ptr()) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type.ptr()), &PyTuple_Type),
+                      "_set_size_type: expected a subclass of tuple, got ", type_name(type));
+    Py_XDECREF(g_size_type);
+    g_size_type = type.inc_ref().ptr();
+  });
   m.def("_from_numpy", &from_numpy);
   m.def("_empty", [](py::handle shape, py::handle dtype) { return empty(shape_arg(shape, "empty"), dtype_arg(dtype, kDefaultFloat)); });
   m.def("_full", [](py::handle shape, double v, py::handle dtype) { return full(shape_arg(shape, "full"), v, dtype_arg(dtype, kDefaultFloat)); });
