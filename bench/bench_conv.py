@@ -6,8 +6,8 @@ side by side in the same run.
 
 Model: Conv2d(1, 6, 5, padding=2) -> ReLU -> MaxPool2d(2) -> Conv2d(6, 16, 5) -> ReLU ->
 MaxPool2d(2) -> Flatten -> Linear(400, 120) -> ReLU -> Linear(120, 84) -> ReLU -> Linear(84, 10).
-Reported: median microseconds per step over ``--repeats`` timed blocks (after a warmup) and
-pylucid's speedup over PyTorch (> 1 means pylucid is faster). ``--profile`` adds a cProfile of
+Reported: median microseconds per step over ``--repeats`` timed blocks (after a warmup; the two
+libraries' blocks alternate) and pylucid's speedup over PyTorch (> 1 means pylucid is faster). ``--profile`` adds a cProfile of
 pylucid's step at each batch size.
 """
 import argparse
@@ -77,26 +77,32 @@ def torch_step_fn(batch, seed=0):
     return step, state
 
 
-def time_step(step, repeats, min_block=0.2):
-    """Median seconds per call over `repeats` blocks, each block long enough to time well."""
-    for _ in range(10):
-        step()
-    n = 1
-    while True:
-        t = time.perf_counter()
-        for _ in range(n):
+def time_steps(steps, repeats, min_block=0.2):
+    """Median seconds per call of each step function, over `repeats` blocks each long enough to
+    time well. The libraries' blocks alternate (in turn-swapping order), so a load change on a
+    shared machine hits both alike and the ratio stays meaningful."""
+    counts = []
+    for step in steps:
+        for _ in range(10):
             step()
-        dt = time.perf_counter() - t
-        if dt >= min_block:
-            break
-        n *= 2
-    blocks = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(n):
-            step()
-        blocks.append((time.perf_counter() - t) / n)
-    return statistics.median(blocks)
+        n = 1
+        while True:
+            t = time.perf_counter()
+            for _ in range(n):
+                step()
+            if time.perf_counter() - t >= min_block:
+                break
+            n *= 2
+        counts.append(n)
+    blocks = [[] for _ in steps]
+    order = list(range(len(steps)))
+    for r in range(repeats):
+        for i in order if r % 2 == 0 else order[::-1]:
+            t = time.perf_counter()
+            for _ in range(counts[i]):
+                steps[i]()
+            blocks[i].append((time.perf_counter() - t) / counts[i])
+    return [statistics.median(b) for b in blocks]
 
 
 def profile(step, n=200):
@@ -135,8 +141,9 @@ def main():
         if torch:
             # Same weights and data: the first few losses agree (a check that both run the same model).
             diff = max(abs(float(lstep().detach()) - float(tstep().detach())) for _ in range(3))
-            theirs = time_step(tstep, args.repeats)
-        ours = time_step(lstep, args.repeats)
+            ours, theirs = time_steps([lstep, tstep], args.repeats)
+        else:
+            (ours,) = time_steps([lstep], args.repeats)
         ratio = f"{theirs / ours:>9.2f}x" if torch else f"{'-':>10}"
         print(f"{'batch ' + str(batch):<16}{1e6 * ours:>17.1f}{1e6 * theirs:>15.1f}{ratio}{diff:>11.1e}")
     if args.profile:

@@ -7,7 +7,8 @@ either library as ``torch``.
     python bench/bench_lstm.py [--repeats 7] [--steps 5] [--threads N]
 
 Reported: median milliseconds per step over ``--repeats`` timed blocks of ``--steps`` steps
-(after a warmup), and pylucid's speedup over PyTorch (> 1 means pylucid is faster).
+(after a warmup; the two libraries' blocks alternate), and pylucid's speedup over PyTorch
+(> 1 means pylucid is faster).
 """
 import argparse
 import os
@@ -51,16 +52,23 @@ def step_fn(torch, seed=0):
     return step
 
 
-def time_ms(step, repeats, steps):
-    for _ in range(3):
-        step()
-    blocks = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(steps):
+def time_ms(steps_by_name, repeats, steps):
+    """Median milliseconds per step of each named step function. The timed blocks of the
+    libraries alternate (in turn-swapping order), so a load change on a shared machine hits both
+    alike and the ratio stays meaningful."""
+    for step in steps_by_name.values():
+        for _ in range(3):
             step()
-        blocks.append((time.perf_counter() - t0) / steps * 1e3)
-    return statistics.median(blocks)
+    blocks = {name: [] for name in steps_by_name}
+    names = list(steps_by_name)
+    for r in range(repeats):
+        for name in names if r % 2 == 0 else names[::-1]:
+            step = steps_by_name[name]
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                step()
+            blocks[name].append((time.perf_counter() - t0) / steps * 1e3)
+    return {name: statistics.median(b) for name, b in blocks.items()}
 
 
 def main():
@@ -76,14 +84,15 @@ def main():
     if hasattr(pylucid, "set_num_threads"):
         pylucid.set_num_threads(args.threads)
     print(f"2-layer LSTM LM, hidden {HIDDEN}, seq {SEQ}, batch {BATCH}, vocab {VOCAB}; {args.threads} thread(s)")
-    results = {"pylucid": time_ms(step_fn(pylucid), args.repeats, args.steps)}
+    fns = {"pylucid": step_fn(pylucid)}
     try:
         import torch
     except ImportError:
         torch = None
     if torch is not None:
         torch.set_num_threads(args.threads)
-        results["torch"] = time_ms(step_fn(torch), args.repeats, args.steps)
+        fns["torch"] = step_fn(torch)
+    results = time_ms(fns, args.repeats, args.steps)
     for name, ms in results.items():
         print(f"{name:>8}: {ms:8.2f} ms/step")
     if "torch" in results:

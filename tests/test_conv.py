@@ -246,3 +246,55 @@ def test_matches_torch_with_copied_weights():
             np.testing.assert_allclose(np.asarray(lx.grad), tx.grad.numpy(), rtol=tol, atol=tol)
             for (_, p), (_, q) in zip(tm.named_parameters(), lm.named_parameters()):
                 np.testing.assert_allclose(np.asarray(q.grad), p.grad.numpy(), rtol=tol, atol=tol * 10)
+
+
+@pytest.mark.parametrize("dtype,rtol", [("float64", 1e-9), ("float32", 2e-4)])
+def test_lenet_training_parity_with_torch(dtype, rtol):
+    """Guards against a LeNet-style CNN (conv, batch norm, max and average pooling, linear
+    head) drifting from PyTorch over Adam steps from the same weights: losses, final weights
+    and batch-norm running statistics."""
+    torch = pytest.importorskip("torch")
+
+    def build(lib):
+        n = lib.nn
+        # no bias before the batch norm: its gradient is zero up to rounding, which Adam would
+        # blow up into full-size steps of noise in float32
+        return n.Sequential(n.Conv2d(1, 4, 5, padding=2, bias=False), n.BatchNorm2d(4), n.ReLU(), n.MaxPool2d(2),
+                            n.Conv2d(4, 8, 5), n.ReLU(), n.AvgPool2d(2), n.Flatten(),
+                            n.Linear(8 * 5 * 5, 32), n.ReLU(), n.Linear(32, 10)).to(getattr(lib, dtype))
+
+    tm, pm = build(torch), build(pylucid)
+    pm.load_state_dict({k: pylucid.from_numpy(v.detach().numpy().copy()) for k, v in tm.state_dict().items()})
+    topt, popt = torch.optim.Adam(tm.parameters(), lr=1e-2), pylucid.optim.Adam(pm.parameters(), lr=1e-2)
+    rng = np.random.default_rng(5)
+    losses = []
+    for step in range(5):
+        x, y = rng.standard_normal((6, 1, 28, 28)), rng.integers(0, 10, 6)
+        step_losses = []
+        for lib, m, opt in ((torch, tm, topt), (pylucid, pm, popt)):
+            opt.zero_grad()
+            loss = lib.nn.functional.cross_entropy(m(lib.tensor(x, dtype=getattr(lib, dtype))), lib.tensor(y))
+            loss.backward()
+            opt.step()
+            step_losses.append(loss.item())
+        losses.append(step_losses)
+    t, p = np.array(losses).T
+    np.testing.assert_allclose(p, t, rtol=rtol)
+    ps = pm.state_dict()
+    for k, v in tm.state_dict().items():
+        np.testing.assert_allclose(np.asarray(ps[k]), v.numpy(), rtol=rtol * 10, atol=rtol, err_msg=k)
+
+
+def test_empty_batch_with_empty_transposed_output():
+    """Guards against an empty batch whose transposed-convolution output is empty raising (PyTorch
+    returns the empty result and zero weight gradients); a negative size still raises."""
+    m = nn.ConvTranspose1d(2, 3, 2, padding=2)
+    x = pylucid.zeros(0, 2, 3).requires_grad_()
+    y = m(x)
+    assert y.shape == (0, 3, 0)
+    y.sum().backward()
+    assert float(m.weight.grad.abs().sum()) == 0 and m.bias.grad.tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(pylucid.ShapeMismatch, match="too small"):
+        m(pylucid.zeros(1, 2, 3))
+    with pytest.raises(pylucid.ShapeMismatch, match="too small"):
+        nn.ConvTranspose1d(2, 3, 2, padding=3)(pylucid.zeros(0, 2, 3))

@@ -1,9 +1,11 @@
 """RNN / LSTM / GRU and their cells (one fused RnnBackward node per layer and direction): parity
 with PyTorch on copied weights (outputs, states, input/state/parameter gradients, float32 and
-float64), a numpy reference, float64 gradcheck, PyTorch's names/shapes/init, typed errors."""
+float64), numpy references, float64 gradcheck and gradgradcheck, empty/size-1 batches and strided
+inputs, PyTorch's names/shapes/init, typed errors."""
 import numpy as np
 import pylucid
 import pytest
+from helpers import check_double_backward
 from pylucid.autograd import gradcheck
 
 RNG = np.random.default_rng(4)
@@ -61,14 +63,46 @@ def test_gradcheck(cls, kw):
         assert gradcheck(fn, [x, h0] + params)
 
 
-def test_double_backward_raises():
-    """Guards against create_graph silently giving a wrong second derivative through the fused node."""
-    m = pylucid.nn.GRU(2, 2).double()
-    x = pylucid.randn(3, 1, 2, dtype=pylucid.float64, requires_grad=True)
-    (g,) = pylucid.autograd.grad(m(x)[0].sum(), [x], create_graph=False)
-    assert g.shape == x.shape
-    with pytest.raises(pylucid.LucidError, match="RnnBackward: double backward"):
-        pylucid.autograd.grad(m(x)[0].sum(), [x], create_graph=True)
+@pytest.mark.parametrize("cls,kw", CONFIGS)
+def test_double_backward(cls, kw):
+    """Guards against create_graph=True raising or giving a wrong second derivative through the
+    fused node (gradgradcheck over input, initial states and every weight, both directions; a
+    stacked layer is the same node), and recorded gradients that differ from the fused ones."""
+    m = getattr(pylucid.nn, cls)(2, 3, bidirectional=True, **kw).double()
+    hs = 2 if kw.get("proj_size") else 3
+    x = pylucid.tensor(RNG.standard_normal((3, 2, 2)), requires_grad=True)
+    h0 = pylucid.tensor(RNG.standard_normal((2, 2, hs)), requires_grad=True)
+    params = list(m.parameters())
+    if cls == "LSTM":
+        c0 = pylucid.tensor(RNG.standard_normal((2, 2, 3)), requires_grad=True)
+
+        def fn(x, h0, c0, *ps):
+            out, (h, c) = m(x, (h0, c0))
+            return out, h, c
+        leaves = [x, h0, c0] + params
+    else:
+        def fn(x, h0, *ps):
+            return m(x, h0)
+        leaves = [x, h0] + params
+    check_double_backward(fn, leaves)
+
+
+def test_double_backward_of_input_gradient_norm():
+    """Guards against a gradient penalty through an LSTM (d/dw of |dL/dx|^2) differing from PyTorch."""
+    torch = pytest.importorskip("torch")
+    tm, pm = torch.nn.LSTM(3, 4, num_layers=2).double(), pylucid.nn.LSTM(3, 4, num_layers=2).double()
+    _copy(tm, pm)
+    x = RNG.standard_normal((5, 2, 3))
+    tx, px = torch.tensor(x, requires_grad=True), pylucid.tensor(x, requires_grad=True)
+    (tg,) = torch.autograd.grad(tm(tx)[0].pow(2).sum(), [tx], create_graph=True)
+    (pg,) = pylucid.autograd.grad(pm(px)[0].pow(2).sum(), [px], create_graph=True)
+    np.testing.assert_allclose(np.asarray(pg.detach()), tg.detach().numpy(), rtol=1e-10, atol=1e-12)
+    tg.pow(2).sum().backward()
+    pg.pow(2).sum().backward()
+    np.testing.assert_allclose(np.asarray(px.grad), tx.grad.numpy(), rtol=1e-9, atol=1e-12)
+    pp = dict(pm.named_parameters())
+    for n, p in tm.named_parameters():
+        np.testing.assert_allclose(np.asarray(pp[n].grad), p.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=n)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -102,6 +136,68 @@ def test_matches_torch(dtype, cls, kw, layout):
     pp = dict(pm.named_parameters())
     for n, p in tm.named_parameters():
         np.testing.assert_allclose(np.asarray(pp[n].grad), p.grad.numpy(), err_msg=n, **tol)
+
+
+def _np_gru(x, h, w_ih, w_hh, b_ih, b_hh):
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    outs = []
+    for xt in x:
+        xr, xz, xn = np.split(xt @ w_ih.T + b_ih, 3, axis=1)
+        hr, hz, hn = np.split(h @ w_hh.T + b_hh, 3, axis=1)
+        r, z = sig(xr + hr), sig(xz + hz)
+        n = np.tanh(xn + r * hn)
+        h = (1 - z) * n + z * h
+        outs.append(h)
+    return np.stack(outs), h
+
+
+def _np_rnn(x, h, w_ih, w_hh, b_ih, b_hh, relu):
+    outs = []
+    for xt in x:
+        a = xt @ w_ih.T + b_ih + h @ w_hh.T + b_hh
+        h = np.maximum(a, 0) if relu else np.tanh(a)
+        outs.append(h)
+    return np.stack(outs), h
+
+
+@pytest.mark.parametrize("cls,kw", [("GRU", {}), ("RNN", {}), ("RNN", {"nonlinearity": "relu"})])
+def test_gru_and_rnn_match_numpy_reference(cls, kw):
+    """Guards against a wrong GRU gate order (r, z, n), b_hn applied outside r * (.), or a
+    wrong nonlinearity in the fused step kernels; also a non-zero initial state."""
+    m = getattr(pylucid.nn, cls)(3, 4, **kw).double()
+    x, h0 = RNG.standard_normal((5, 2, 3)), RNG.standard_normal((1, 2, 4))
+    out, h = m(pylucid.tensor(x), pylucid.tensor(h0))
+    ps = [np.asarray(p.detach()) for p in m.parameters()]
+    ref = _np_gru(x, h0[0], *ps) if cls == "GRU" else _np_rnn(x, h0[0], *ps, relu=bool(kw))
+    np.testing.assert_allclose(np.asarray(out.detach()), ref[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(h.detach())[0], ref[1], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
+def test_empty_and_size_one_batches_and_noncontiguous_input(cls):
+    """Guards against an empty batch crashing, a batch of one or a sequence of one step taking
+    a different path, and a strided input (a transposed batch_first tensor) being read as if it
+    were contiguous (outputs and gradients)."""
+    m = getattr(pylucid.nn, cls)(3, 4, num_layers=2, bidirectional=True).double()
+    out, h = m(pylucid.zeros(5, 0, 3, dtype=pylucid.float64))
+    h = h[0] if cls == "LSTM" else h
+    assert out.shape == (5, 0, 8) and h.shape == (4, 0, 4)
+    x = RNG.standard_normal((2, 5, 3))  # (B, T, I) memory, read time-major through a transpose
+    strided = pylucid.tensor(x).transpose(0, 1).requires_grad_()
+    dense = pylucid.tensor(np.ascontiguousarray(x.transpose(1, 0, 2))).requires_grad_()
+    assert not strided.is_contiguous()
+    a, b = m(strided)[0], m(dense)[0]
+    np.testing.assert_array_equal(np.asarray(a.detach()), np.asarray(b.detach()))
+    (a * a).sum().backward()
+    (b * b).sum().backward()
+    np.testing.assert_allclose(np.asarray(strided.grad), np.asarray(dense.grad), rtol=1e-13, atol=1e-15)
+    for xs in [(1, 1, 3), (5, 1, 3), (1, 2, 3)]:
+        xx = RNG.standard_normal(xs)
+        full = m(pylucid.tensor(xx))[0]
+        assert full.shape == (xs[0], xs[1], 8)
+        if xs[1] == 2:  # each batch row alone gives its row of the batched result
+            one = m(pylucid.tensor(xx[:, 1:]))[0]
+            np.testing.assert_allclose(np.asarray(one.detach()), np.asarray(full.detach())[:, 1:], rtol=1e-12)
 
 
 @pytest.mark.parametrize("cls", ["RNNCell", "LSTMCell", "GRUCell"])

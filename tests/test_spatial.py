@@ -1,4 +1,5 @@
-"""interpolate / Upsample (nearest, nearest-exact, linear, bilinear with align_corners), the padding
+"""interpolate / Upsample (nearest, nearest-exact, linear, bilinear, trilinear, bicubic, area,
+antialias, align_corners), the padding
 modules, Dropout1d/2d, Unflatten and Flatten: numpy references written from the definitions,
 float64 gradcheck, PyTorch with the same inputs where installed, and typed errors."""
 import math
@@ -103,15 +104,78 @@ def test_interpolate_errors():
         F.interpolate(x, size=(2, 2, 2))
     with pytest.raises(pylucid.ShapeMismatch, match="bilinear mode needs 4-D"):
         F.interpolate(pylucid.ones(1, 1, 4), size=2, mode="bilinear")
-    with pytest.raises(pylucid.LucidError, match="mode 'bicubic' is not supported"):
-        F.interpolate(x, size=2, mode="bicubic")
+    with pytest.raises(pylucid.LucidError, match="mode 'lanczos' is not supported"):
+        F.interpolate(x, size=2, mode="lanczos")
+    with pytest.raises(pylucid.ShapeMismatch, match="bicubic mode needs 4-D"):
+        F.interpolate(pylucid.ones(1, 1, 4), size=2, mode="bicubic")
+    with pytest.raises(pylucid.ShapeMismatch, match="trilinear mode needs 5-D"):
+        F.interpolate(x, size=2, mode="trilinear")
+    with pytest.raises(ValueError, match="align_corners option"):
+        F.interpolate(x, size=2, mode="area", align_corners=False)
+    with pytest.raises(ValueError, match="Anti-alias option is restricted"):
+        F.interpolate(x, size=2, antialias=True)
     with pytest.raises(pylucid.ShapeMismatch, match="greater than 0"):
         F.interpolate(x, scale_factor=0.1)
     with pytest.raises(pylucid.DtypeMismatch, match="floating"):
         F.interpolate(pylucid.ones(1, 1, 4, 4, dtype=pylucid.int64), size=2)
 
 
+def ref_cubic_matrix(n_in, n_out, align, scale=None):
+    """(n_out, n_in) bicubic matrix written from Keys' kernel (A = -0.75): taps at floor(s) - 1
+    .. floor(s) + 2 with weight W(s - tap), indices clamped to the edges."""
+    def W(d):
+        d, A = abs(d), -0.75
+        return (A + 2) * d ** 3 - (A + 3) * d ** 2 + 1 if d <= 1 else (A * d ** 3 - 5 * A * d ** 2 + 8 * A * d - 4 * A
+                                                                       if d < 2 else 0.0)
+    m = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        if align:
+            s = o * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        else:
+            s = (o + 0.5) * (1.0 / scale if scale else n_in / n_out) - 0.5
+        f = math.floor(s)
+        for tap in range(f - 1, f + 3):
+            m[o, min(max(tap, 0), n_in - 1)] += W(s - tap)
+    return m
+
+
+def ref_area_matrix(n_in, n_out):
+    m = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        lo, hi = o * n_in // n_out, -(-(o + 1) * n_in // n_out)
+        m[o, lo:hi] = 1.0 / (hi - lo)
+    return m
+
+
+@pytest.mark.parametrize("shape,size,align", [((2, 3, 4, 5), (7, 3), False), ((1, 2, 4, 5), (9, 9), True),
+                                              ((1, 2, 6, 3), (2, 3), False), ((1, 1, 1, 3), (4, 1), True)])
+def test_bicubic_matches_numpy_and_gradchecks(shape, size, align):
+    """Guards against the cubic kernel's coefficients, the unclamped source coordinate (it may be
+    negative), edge taps not folding onto the edge pixel, and the gradient of the blend."""
+    mats = [ref_cubic_matrix(shape[2 + i], size[i], align) for i in range(2)]
+    check_op(lambda x: F.interpolate(x, size=size, mode="bicubic", align_corners=align),
+             lambda x: ref_interpolate(x, size, mats), [shape])
+
+
+@pytest.mark.parametrize("shape,size", [((2, 3, 7), (3,)), ((2, 2, 5, 7), (3, 9)), ((1, 2, 4, 3, 5), (2, 3, 2))])
+def test_area_and_trilinear_match_numpy_and_gradcheck(shape, size):
+    """Guards against area mode not being adaptive average pooling (overlapping windows when
+    the sizes do not divide) in 1, 2 and 3 spatial dims, and the trilinear blend."""
+    mats = [ref_area_matrix(shape[2 + i], size[i]) for i in range(len(size))]
+    check_op(lambda x: F.interpolate(x, size=size, mode="area"), lambda x: ref_interpolate(x, size, mats), [shape])
+    if len(size) == 3:
+        mats = [ref_linear_matrix(shape[2 + i], size[i], False) for i in range(3)]
+        check_op(lambda x: F.interpolate(x, size=size, mode="trilinear"),
+                 lambda x: ref_interpolate(x, size, mats), [shape])
+
+
 @pytest.mark.parametrize("kw", [dict(scale_factor=2), dict(size=(5, 9)), dict(scale_factor=(1.5, 0.7)),
+                                dict(size=(5, 9), mode="bicubic"), dict(scale_factor=(1.7, 0.6), mode="bicubic"),
+                                dict(size=(3, 11), mode="bicubic", align_corners=True),
+                                dict(size=(3, 4), mode="area"), dict(scale_factor=(0.5, 1.4), mode="area"),
+                                dict(size=(2, 3), mode="bilinear", antialias=True),
+                                dict(size=(7, 2), mode="bicubic", antialias=True),
+                                dict(scale_factor=(0.4, 2.5), mode="bilinear", antialias=True, align_corners=True),
                                 dict(size=(5, 9), mode="bilinear"), dict(scale_factor=3, mode="bilinear"),
                                 dict(size=(2, 11), mode="bilinear", align_corners=True),
                                 dict(scale_factor=(1.3, 2.6), mode="bilinear", align_corners=False),
@@ -120,7 +184,7 @@ def test_interpolate_matches_torch(kw):
     """Guards against any index or weight difference from PyTorch's CPU kernels (float32 and
     float64), including the gradient."""
     torch = pytest.importorskip("torch")
-    x = RNG.standard_normal((2, 3, 4, 6))
+    x = RNG.standard_normal((2, 3, 4, 6) if "antialias" not in kw else (2, 3, 9, 11))
     for dtype, tdtype, tol in [(pylucid.float32, torch.float32, 2e-6), (pylucid.float64, torch.float64, 1e-12)]:
         tx = torch.tensor(x, dtype=tdtype, requires_grad=True)
         lx = pylucid.tensor(x, dtype=dtype).requires_grad_()
@@ -131,6 +195,33 @@ def test_interpolate_matches_torch(kw):
         ly.backward(pylucid.tensor(g, dtype=dtype))
         np.testing.assert_allclose(np.asarray(ly.detach()), ty.detach().numpy(), rtol=tol, atol=tol)
         np.testing.assert_allclose(np.asarray(lx.grad), tx.grad.numpy(), rtol=tol, atol=tol * 4)
+
+
+def test_trilinear_and_area_3d_match_torch():
+    """Guards against the 5-D modes (trilinear with align_corners, area as adaptive_avg_pool3d)
+    differing from PyTorch, including the gradient."""
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 2, 3, 4, 5))
+    for kw in (dict(size=(5, 3, 7), mode="trilinear"), dict(scale_factor=1.6, mode="trilinear", align_corners=True),
+               dict(size=(2, 3, 2), mode="area")):
+        tx, lx = torch.tensor(x, requires_grad=True), pylucid.tensor(x).requires_grad_()
+        ty, ly = torch.nn.functional.interpolate(tx, **kw), F.interpolate(lx, **kw)
+        g = RNG.standard_normal(tuple(ty.shape))
+        ty.backward(torch.tensor(g))
+        ly.backward(pylucid.tensor(g))
+        np.testing.assert_allclose(np.asarray(ly.detach()), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(lx.grad), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_deprecated_upsample_functions_warn_and_match_interpolate():
+    """Guards against F.upsample / upsample_nearest / upsample_bilinear missing or not being
+    interpolate with PyTorch's fixed modes (bilinear with align_corners=True)."""
+    x = pylucid.tensor(RNG.standard_normal((1, 2, 3, 4)))
+    for fn, kw in [(F.upsample, dict(mode="bicubic")), (F.upsample_nearest, dict(mode="nearest")),
+                   (F.upsample_bilinear, dict(mode="bilinear", align_corners=True))]:
+        with pytest.warns(UserWarning, match="deprecated"):
+            y = fn(x, size=(5, 7), **({"mode": "bicubic"} if fn is F.upsample else {}))
+        np.testing.assert_array_equal(np.asarray(y), np.asarray(F.interpolate(x, size=(5, 7), **kw)))
 
 
 def test_upsample_modules():

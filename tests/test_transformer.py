@@ -79,6 +79,24 @@ def test_mha_unbatched_and_state_dict_layout():
     assert kv(pylucid.randn(4, 2, 6), pylucid.randn(3, 2, 2), pylucid.randn(3, 2, 5))[0].shape == (4, 2, 6)
 
 
+def test_mha_bias_kv_and_zero_attn_state_dict_and_gradcheck():
+    """Guards against bias_k/bias_v missing from (or misplaced in) the state dict, a wrong
+    initialisation, and a wrong gradient into them through either attention path."""
+    m = nn.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True, dtype=pylucid.float64)
+    assert list(m.state_dict()) == ["in_proj_weight", "in_proj_bias", "bias_k", "bias_v", "out_proj.weight",
+                                    "out_proj.bias"]
+    assert m.bias_k.shape == m.bias_v.shape == (1, 1, 4) and m.add_zero_attn is True
+    assert float(m.bias_k.abs().sum()) > 0
+    q = pylucid.tensor(RNG.standard_normal((3, 2, 4))).requires_grad_()
+    kv = pylucid.tensor(RNG.standard_normal((5, 2, 4))).requires_grad_()
+    kpm = pylucid.tensor(np.array([[False] * 4 + [True], [True] + [False] * 4]))
+    for nw in (True, False):
+        out, w = m(q, kv, kv, key_padding_mask=kpm, need_weights=nw)
+        assert out.shape == (3, 2, 4) and (w is None or w.shape == (2, 3, 7))
+        assert pylucid.autograd.gradcheck(
+            lambda a, b, bk, bv: m(a, b, b, key_padding_mask=kpm, need_weights=nw)[0], [q, kv, m.bias_k, m.bias_v])
+
+
 def test_errors_name_the_layer():
     """Guards against crashes or untyped errors on bad input."""
     with pytest.raises(pylucid.ShapeMismatch, match="MultiheadAttention: embed_dim .5. must be divisible"):
@@ -135,6 +153,10 @@ def _compare(torch, tm, lm, t_inputs, l_inputs, kwargs_t, kwargs_l, tol):
     (dict(batch_first=True), dict(kpm="bool")),
     (dict(kdim=3, vdim=7), dict(am="float")),
     (dict(bias=False), dict(am="bool3", kpm="bool")),
+    (dict(add_bias_kv=True), dict(am="float")),
+    (dict(add_zero_attn=True, batch_first=True), dict(am="bool3")),
+    (dict(add_bias_kv=True, add_zero_attn=True, kdim=3, vdim=5), dict(kpm="bool")),
+    (dict(add_bias_kv=True, add_zero_attn=True, bias=False), {}),
 ])
 @pytest.mark.parametrize("need_weights,average", [(True, True), (True, False), (False, True)])
 def test_mha_matches_torch(kw, masks, need_weights, average):

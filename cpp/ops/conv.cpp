@@ -103,7 +103,9 @@ Plan make_plan(const TensorImplPtr& x, const TensorImplPtr& w, const TensorImplP
   } else {
     OH = (H - 1) * g.sH - s.pad_lo[0] - s.pad_hi[0] + ekH + s.output_padding[0];
     OW = (W - 1) * g.sW - s.pad_lo[1] - s.pad_hi[1] + ekW + s.output_padding[1];
-    LUCID_CHECK_SHAPE(OH > 0 && OW > 0, op, ": given input of shape ", shape_str(x->shape),
+    // an empty batch may have an empty output, as PyTorch (a negative size is still an error)
+    LUCID_CHECK_SHAPE((OH > 0 && OW > 0) || (p.N == 0 && OH >= 0 && OW >= 0), op, ": given input of shape ",
+                      shape_str(x->shape),
                       ", the calculated output size (", spatial_str(d, OH, OW), ") is too small");
     g.C = Cout, g.H = OH, g.W = OW, g.OH = H, g.OW = W;
   }

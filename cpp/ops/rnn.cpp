@@ -3,9 +3,16 @@
 #include <algorithm>
 #include <cstring>
 
+#include "autograd/engine.h"
 #include "core/autocast.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/rnn.h"
+#include "ops/binary.h"
+#include "ops/grad_graph.h"
+#include "ops/join.h"
+#include "ops/matmul.h"
+#include "ops/unary.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -181,7 +188,7 @@ TensorImplPtr rnn_layer(const std::string& mode_name, const TensorImplPtr& x, co
     auto node = std::make_shared<RnnBackward>();
     node->set_inputs({x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr});
     node->save(0, x), node->save(1, h0), node->save(2, c0), node->save(3, w_ih), node->save(4, w_hh);
-    node->save(7, w_hr);
+    node->save(5, b_ih), node->save(6, b_hh), node->save(7, w_hr);  // the biases for double backward
     node->mode_ = mode, node->reverse_ = reverse;
     node->T_ = T, node->B_ = B, node->I_ = I, node->H_ = H, node->Hout_ = Hout;
     node->compute_dtype_ = cd, node->work_dtype_ = wd;
@@ -291,6 +298,84 @@ std::vector<TensorImplPtr> RnnBackward::apply(const TensorImplPtr& grad_out) {
   return {back(dx, 0, dt(saved_[0])),  back(dh0, 1, dt(saved_[1])),  back(dc0, 2, dt(saved_[2])),
           back(dwih, 3, dt(saved_[3])), back(dwhh, 4, dt(saved_[4])), back(dbih, 5, bias_dtype_[0]),
           back(dbhh, 6, bias_dtype_[1]), back(dwhr, 7, dt(saved_[7]))};
+}
+
+}  // namespace lucid
+
+namespace lucid {
+
+namespace {
+
+// The layer's packed output recomputed with differentiable ops, one small graph per step (the
+// same maths as the fused kernels: gate order i, f, g, o for the LSTM and r, z, n for the GRU,
+// whose b_hn stays inside r * (W_hn h + b_hn)).
+TensorImplPtr rnn_composite(RnnMode mode, bool reverse, DType wd, const std::array<TensorImplPtr, 8>& in) {
+  auto w = [&](size_t i) { return in[i] ? to(in[i], wd, false) : nullptr; };
+  auto x = w(0), h = w(1), c = w(2), w_ih = w(3), w_hh = w(4), b_ih = w(5), b_hh = w(6), w_hr = w(7);
+  const int64_t T = x->shape[0], G = gate_count(mode), H = w_ih->shape[0] / G;
+  const bool gru = mode == RnnMode::Gru;
+  auto xp = linear(x, w_ih, b_ih);  // (T, B, G H)
+  if (b_hh && !gru) xp = add(xp, b_hh);
+  auto gate = [&](const TensorImplPtr& g, int64_t k) { return narrow(g, 1, k * H, H); };
+  std::vector<TensorImplPtr> outs(static_cast<size_t>(T));
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t t = reverse ? T - 1 - s : s;
+    auto gx = select(xp, 0, t);
+    if (mode == RnnMode::Lstm) {
+      auto g = add(gx, linear(h, w_hh, nullptr));
+      c = add(mul(sigmoid(gate(g, 1)), c), mul(sigmoid(gate(g, 0)), tanh(gate(g, 2))));
+      h = mul(sigmoid(gate(g, 3)), tanh(c));
+      if (w_hr) h = linear(h, w_hr, nullptr);
+    } else if (gru) {
+      auto gh = linear(h, w_hh, b_hh);
+      auto r = sigmoid(add(gate(gx, 0), gate(gh, 0)));
+      auto z = sigmoid(add(gate(gx, 1), gate(gh, 1)));
+      auto n = tanh(add(gate(gx, 2), mul(r, gate(gh, 2))));
+      h = add(n, mul(z, sub(h, n)));  // (1 - z) n + z h
+    } else {
+      auto a = add(gx, linear(h, w_hh, nullptr));
+      h = mode == RnnMode::Relu ? relu(a) : tanh(a);
+    }
+    outs[size_t(t)] = h;
+  }
+  std::vector<TensorImplPtr> parts = {reshape(stack(outs, 0), {-1})};
+  if (mode == RnnMode::Lstm) parts.push_back(reshape(c, {-1}));
+  return parts.size() == 1 ? parts[0] : cat(parts, 0);
+}
+
+}  // namespace
+
+// NOTE [RNN double backward]: the saved inputs enter the recomputation as views whose nodes lead
+// nowhere while the inner backward runs (so it cannot walk into, or free, the outer graph), and
+// are then wired to this node's input edges: the returned gradients are graphs over the
+// recomputation, and differentiating them again reaches the original inputs.
+std::vector<TensorImplPtr> RnnBackward::apply_graph(const TensorImplPtr& grad_out) {
+  LUCID_CHECK_DTYPE(grad_out != nullptr, "RnnBackward: grad_out is None");
+  LUCID_CHECK(out_->version() == out_version_, "RnnBackward: the output was modified by an in-place operation");
+  std::array<TensorImplPtr, 8> in;
+  std::vector<TensorImplPtr> wrt;
+  std::vector<size_t> wrt_slot;
+  std::vector<std::vector<Edge>> stashed;
+  for (size_t i = 0; i < 8; ++i) {
+    const auto& s = saved_[i];
+    if (!s) continue;
+    if (!needs_input_grad(i)) {
+      in[i] = make_view(s, s->shape, s->strides, s->offset);  // detached: no path into the outer graph
+      continue;
+    }
+    in[i] = saved_input_graph(s, next_edges[i], s->shape, s->dtype);
+    stashed.push_back(std::move(in[i]->grad_fn->next_edges));
+    in[i]->grad_fn->next_edges.clear();
+    wrt.push_back(in[i]), wrt_slot.push_back(i);
+  }
+  auto y = to(rnn_composite(mode_, reverse_, work_dtype_, in), compute_dtype_, false);
+  std::vector<TensorImplPtr> found;
+  if (!wrt.empty() && y->requires_grad)
+    found = Engine::backward({y}, {grad_out}, /*retain_graph=*/true, wrt, /*create_graph=*/true);
+  for (size_t j = 0; j < wrt.size(); ++j) wrt[j]->grad_fn->next_edges = std::move(stashed[j]);
+  std::vector<TensorImplPtr> grads(8);
+  for (size_t j = 0; j < found.size(); ++j) grads[wrt_slot[j]] = found[j];
+  return grads;
 }
 
 }  // namespace lucid

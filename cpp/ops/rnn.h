@@ -7,7 +7,9 @@
 // slices it (h_n is out's last processed step). Saved: the inputs, the gate activations
 // (T, B, G H), the cell states (LSTM), the pre-projection h (proj), W_hn h + b_hn (GRU).
 // Backward walks the steps in reverse (one GEMM per step for d(h_prev)); the weight and input
-// gradients are a few whole-sequence GEMMs afterwards. Double backward is not implemented.
+// gradients are a few whole-sequence GEMMs afterwards. Double backward (create_graph=True)
+// recomputes the layer from the saved inputs with differentiable ops and backpropagates through
+// that graph with grad mode on (apply_graph): slow, but exact to any order.
 #pragma once
 #include <string>
 
@@ -30,10 +32,11 @@ struct RnnBackward : FuncOp<RnnBackward, 8> {
   TensorImplPtr out_;                    // the packed output's storage, without grad_fn
   uint64_t out_version_ = 0;
   TensorImplPtr gates_, cells_, hpre_, hn_;
-  DType bias_dtype_[2] = {kDefaultFloat, kDefaultFloat};  // biases are not saved, only their dtypes
+  DType bias_dtype_[2] = {kDefaultFloat, kDefaultFloat};  // the biases' dtypes (they may be absent)
 
   const char* name() const override { return "RnnBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     out_.reset(), gates_.reset(), cells_.reset(), hpre_.reset(), hn_.reset();
     AutogradNode::release_saved();

@@ -1,13 +1,16 @@
 """Resizing and channel dropout with PyTorch's signatures: ``interpolate`` (nearest,
-nearest-exact, linear, bilinear) and ``dropout1d`` / ``dropout2d``.
+nearest-exact, linear, bilinear, trilinear, bicubic, area, and antialiased bilinear/bicubic) and
+``dropout1d`` / ``dropout2d``.
 
 ``interpolate`` is separable: one pass per spatial dim, last dim first, each an
-``index_select`` (nearest) or two ``index_select`` blended with per-position weights (linear),
-so its gradient (and any higher one) comes from those ops. Source indices and weights follow
-PyTorch's CPU kernels, computed in the same precision (float32 for nearest and for float32
-inputs, float64 for float64 inputs), so the same pixels are picked.
+``index_select`` (nearest), two ``index_select`` blended with per-position weights (linear),
+or a product with an ``(out, in)`` weight matrix (bicubic, area, antialias), so its gradient
+(and any higher one) comes from those ops. Source indices and weights follow PyTorch's CPU
+kernels, computed in the same precision (float32 for nearest and for float32 inputs, float64
+for float64 inputs), so the same pixels are picked.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -15,9 +18,10 @@ from .. import _C
 from .._C import Tensor
 from .._tensor import empty, from_numpy, zeros
 
-__all__ = ["dropout1d", "dropout2d", "interpolate"]
+__all__ = ["dropout1d", "dropout2d", "interpolate", "upsample", "upsample_bilinear", "upsample_nearest"]
 
-_MODES = ("nearest", "nearest-exact", "linear", "bilinear")
+_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
+_INTERPOLATING = ("linear", "bilinear", "bicubic", "trilinear")
 
 
 def _nearest_index(n_in, n_out, scale, exact):
@@ -53,6 +57,85 @@ def _linear_weights(n_in, n_out, scale, align_corners, ft):
     return i0, i1, (ft(1) - w1).astype(ft), w1
 
 
+def _scale(n_in, n_out, scale, align_corners, ft):
+    # PyTorch's area_pixel_compute_scale in precision ft
+    if align_corners:
+        return ft(n_in - 1) / ft(n_out - 1) if n_out > 1 else ft(0)
+    return ft(1.0 / scale) if scale is not None and scale > 0 else ft(n_in) / ft(n_out)
+
+
+def _cubic_matrix(n_in, n_out, scale, align_corners, ft):
+    """(n_out, n_in) weights of PyTorch's bicubic kernel: Keys' cubic convolution with
+    A = -0.75 on the 4 taps around the (unclamped) source coordinate; taps past an edge read the
+    edge pixel, so their weights add to it."""
+    ratio = _scale(n_in, n_out, scale, align_corners, ft)
+    o = np.arange(n_out).astype(ft)
+    src = (ratio * o if align_corners else ratio * (o + ft(0.5)) - ft(0.5)).astype(ft)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    t = np.clip(src - i0.astype(ft), ft(0), ft(1)).astype(ft)
+    A = ft(-0.75)
+
+    def near(x):  # |x| <= 1
+        return ((A + 2) * x - (A + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+
+    coeffs = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    m = np.zeros((n_out, n_in), ft)
+    for j, c in enumerate(coeffs):
+        np.add.at(m, (np.arange(n_out), np.clip(i0 - 1 + j, 0, n_in - 1)), c.astype(ft))
+    return m
+
+
+def _antialias_matrix(n_in, n_out, scale, align_corners, ft, cubic):
+    """(n_out, n_in) weights of PyTorch's antialiased resize: when downsampling by ``scale``,
+    the filter (triangle, or Keys' cubic with A = -0.5) is stretched by ``scale`` so every
+    input pixel contributes; each row is normalised to sum to 1."""
+    ratio = _scale(n_in, n_out, scale, align_corners, ft)
+    size = 4 if cubic else 2
+    support = ft(size * 0.5) * ratio if ratio >= 1 else ft(size * 0.5)
+    inv = ft(1) / ratio if ratio >= 1 else ft(1)
+
+    def filt(x):
+        x = np.abs(x)
+        if not cubic:
+            return np.where(x < 1, 1 - x, 0).astype(ft)
+        a = ft(-0.5)
+        return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                        np.where(x < 2, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0)).astype(ft)
+
+    m = np.zeros((n_out, n_in), ft)
+    for i in range(n_out):
+        center = ratio * ft(i + 0.5)
+        lo = max(int(center - support + ft(0.5)), 0)
+        hi = min(int(center + support + ft(0.5)), n_in)
+        w = filt((np.arange(lo, hi).astype(ft) - center + ft(0.5)) * inv)
+        total = w.sum(dtype=ft)
+        m[i, lo:hi] = w / total if total != 0 else w
+    return m
+
+
+def _area_matrix(n_in, n_out, ft):
+    """(n_out, n_in) weights of adaptive average pooling: output o averages the inputs
+    floor(o * in / out) .. ceil((o + 1) * in / out) - 1."""
+    m = np.zeros((n_out, n_in), ft)
+    for o in range(n_out):
+        lo, hi = o * n_in // n_out, -(-(o + 1) * n_in // n_out)
+        m[o, lo:hi] = ft(1) / ft(hi - lo)
+    return m
+
+
+def _apply_matrix(y, d, m):
+    """Contracts dim d of y with the rows of m: y'[.., o, ..] = sum_i m[o, i] y[.., i, ..]."""
+    if m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(m.shape[0], dtype=m.dtype)):
+        return y
+    mt = from_numpy(np.ascontiguousarray(m.T)).to(y.dtype)
+    if d == y.ndim - 1:
+        return y @ mt
+    return (y.movedim(d, -1) @ mt).movedim(-1, d)
+
+
 def _index(a):
     return from_numpy(np.ascontiguousarray(a, dtype=np.int64))
 
@@ -62,12 +145,16 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """Resizes ``input`` ``(N, C, *spatial)`` to ``size`` or by ``scale_factor`` (exactly one).
 
     ``mode``: ``'nearest'`` (source index ``floor(dst * in / out)``, PyTorch's rule, 3-D to 5-D
-    inputs), ``'nearest-exact'`` (``floor((dst + 0.5) * in / out)``), ``'linear'`` (3-D) or
-    ``'bilinear'`` (4-D). For the linear modes, ``align_corners=True`` maps the corner pixels
-    onto each other (``src = dst * (in - 1) / (out - 1)``); the default ``False`` maps pixel
-    centres (``src = (dst + 0.5) * in / out - 0.5``, clamped at 0). A given ``scale_factor``
-    sets the output size ``floor(in * scale_factor)`` and, unless ``recompute_scale_factor``,
-    is the scale used for the source indices, as PyTorch.
+    inputs), ``'nearest-exact'`` (``floor((dst + 0.5) * in / out)``), ``'linear'`` (3-D),
+    ``'bilinear'`` (4-D), ``'trilinear'`` (5-D), ``'bicubic'`` (4-D; Keys' cubic convolution with
+    ``A = -0.75`` over 4 taps per dim, edge pixels repeated) or ``'area'`` (adaptive average
+    pooling to the output size). For the interpolating modes, ``align_corners=True`` maps the
+    corner pixels onto each other (``src = dst * (in - 1) / (out - 1)``); the default ``False``
+    maps pixel centres (``src = (dst + 0.5) * in / out - 0.5``, clamped at 0 except for
+    bicubic). ``antialias=True`` (bilinear and bicubic, 4-D) widens the filter by the
+    downsampling factor, as PyTorch. A given ``scale_factor`` sets the output size
+    ``floor(in * scale_factor)`` and, unless ``recompute_scale_factor``, is the scale used for
+    the source indices, as PyTorch.
 
     >>> import pylucid
     >>> x = pylucid.tensor([[[1.0, 2.0]]])
@@ -82,14 +169,16 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise _C.DtypeMismatch(f"interpolate: expected a Tensor input, got {type(input).__name__}")
     if not isinstance(mode, str) or mode not in _MODES:
         raise _C.LucidError(f"interpolate: mode {mode!r} is not supported (expected one of {', '.join(_MODES)})")
-    if antialias:
-        raise _C.LucidError("interpolate: antialias=True is not supported")
-    if mode in ("nearest", "nearest-exact") and align_corners is not None:
-        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear")
+    if mode not in _INTERPOLATING and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D "
+                         "tensor as input")
     if not input.is_floating_point():
         raise _C.DtypeMismatch(f"interpolate: expected a floating input, got {input.dtype}")
     dim = input.ndim - 2
-    need = {"linear": (1,), "bilinear": (2,)}.get(mode, (1, 2, 3))
+    need = {"linear": (1,), "bilinear": (2,), "bicubic": (2,), "trilinear": (3,)}.get(mode, (1, 2, 3))
     if dim not in need:
         raise _C.ShapeMismatch(f"interpolate: got {input.ndim}-D input, but {mode} mode needs "
                                f"{' or '.join(str(d + 2) for d in need)}-D input (N, C, *spatial)")
@@ -125,9 +214,23 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                f"{spatial} and output {sizes}")
     align = bool(align_corners)
     ft = np.float64 if input.dtype == _C.dtype.float64 else np.float32
+    if mode == "area":
+        if dim < 3:  # PyTorch's area mode is adaptive average pooling to the output size
+            from ._functional_pool import adaptive_avg_pool1d, adaptive_avg_pool2d
+            return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, sizes)
     y = input
     for i in reversed(range(dim)):  # last dim first, as PyTorch blends w then h
         d, n_in, n_out = 2 + i, spatial[i], sizes[i]
+        if mode == "area":
+            if n_in != n_out:
+                y = _apply_matrix(y, d, _area_matrix(n_in, n_out, ft))
+            continue
+        if antialias:
+            y = _apply_matrix(y, d, _antialias_matrix(n_in, n_out, scales[i], align, ft, mode == "bicubic"))
+            continue
+        if mode == "bicubic":
+            y = _apply_matrix(y, d, _cubic_matrix(n_in, n_out, scales[i], align, ft))
+            continue
         if mode in ("nearest", "nearest-exact"):
             idx = _nearest_index(n_in, n_out, scales[i], mode == "nearest-exact")
             if n_in != n_out or not np.array_equal(idx, np.arange(n_out)):
@@ -143,6 +246,35 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         tw1 = from_numpy(np.ascontiguousarray(w1.reshape(shape))).to(input.dtype)
         y = y.index_select(d, _index(i0)) * tw0 + y.index_select(d, _index(i1)) * tw1
     return y
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None) -> Tensor:
+    """Deprecated alias of :func:`interpolate` (as in PyTorch, it warns).
+
+    >>> import warnings, pylucid
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     pylucid.nn.functional.upsample(pylucid.ones(1, 1, 2), scale_factor=2).shape
+    (1, 1, 4)
+    """
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode='nearest')`` (it warns)."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)``
+    (it warns)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def _feature_dropout(input, p, training, name):

@@ -40,7 +40,9 @@ class MultiheadAttention(Module):
     ``key_padding_mask`` ``(N, S)`` and ``attn_mask`` ``(L, S)`` or ``(N * num_heads, L, S)`` are
     bool (True = not attended) or floating (added to the scores). Returns ``(output, weights)``;
     ``weights`` is ``(N, L, S)`` (averaged over heads) or ``(N, num_heads, L, S)``, and None when
-    ``need_weights=False``.
+    ``need_weights=False``. ``add_bias_kv`` appends the learned ``bias_k``/``bias_v`` ``(1, 1, E)``
+    as one more projected key and value; ``add_zero_attn`` then appends a zero key and value per
+    head; both are always attended (the masks are padded), so ``S`` grows by one for each.
 
     >>> import pylucid
     >>> mha = MultiheadAttention(16, 4, batch_first=True)
@@ -61,8 +63,6 @@ class MultiheadAttention(Module):
         if embed_dim % num_heads != 0:
             raise _C.ShapeMismatch(f"MultiheadAttention: embed_dim ({embed_dim}) must be divisible by num_heads "
                                    f"({num_heads})")
-        if add_bias_kv or add_zero_attn:
-            raise _C.LucidError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported")
         if device is not None and str(device) not in ("cpu", "cpu:0"):
             raise _C.LucidError(f"MultiheadAttention: pylucid runs on the CPU only, got device {device!r}")
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
@@ -90,8 +90,14 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
-        self.bias_k = self.bias_v = None
-        self.add_zero_attn = False
+        self.bias_k: Parameter | None
+        self.bias_v: Parameter | None
+        if add_bias_kv:
+            self.bias_k = Parameter(empty(1, 1, embed_dim, dtype=dtype))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = bool(add_zero_attn)
         self._reset_parameters()
 
     def _reset_parameters(self):
@@ -104,6 +110,10 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
 
     def _projections(self):
         E = self.embed_dim
@@ -167,10 +177,23 @@ class MultiheadAttention(Module):
             k4 = kpm.reshape(N, 1, 1, S)
             mask = k4 if mask is None else mask + k4
         (wq, bq), (wk, bk), (wv, bv) = self._projections()
+        kp, vp = F.linear(key, wk, bk), F.linear(value, wv, bv)  # (S, N, E)
+        extra = 0  # key positions appended after the S given ones, always attended
+        if self.bias_k is not None and self.bias_v is not None:
+            # PyTorch appends the learned bias_k / bias_v as one more projected key and value
+            kp = _C.cat([kp, self.bias_k.expand(1, N, E)])
+            vp = _C.cat([vp, self.bias_v.expand(1, N, E)])
+            extra += 1
         # (L, N, E) -> (N, H, L, d)
         q = F.linear(query, wq, bq).reshape(L, N, H, d).permute(1, 2, 0, 3)
-        k = F.linear(key, wk, bk).reshape(S, N, H, d).permute(1, 2, 0, 3)
-        v = F.linear(value, wv, bv).reshape(S, N, H, d).permute(1, 2, 0, 3)
+        k = kp.reshape(S + extra, N, H, d).permute(1, 2, 0, 3)
+        v = vp.reshape(S + extra, N, H, d).permute(1, 2, 0, 3)
+        if self.add_zero_attn:  # and a zero key and value per head, after the projections
+            z = zeros((N, H, 1, d), dtype=k.dtype)
+            k, v = _C.cat([k, z], 2), _C.cat([v, z], 2)
+            extra += 1
+        if extra and mask is not None:
+            mask = F.pad(mask, (0, extra))
         p = self.dropout if self.training else 0.0
         weights = None
         if need_weights:
