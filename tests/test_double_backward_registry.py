@@ -17,9 +17,6 @@ F64 = pylucid.float64
 
 THIRD_ORDER = {"rms_norm_backward", "group_rms_norm_backward", "layer_norm_backward", "softmax_backward",
                "log_softmax_backward", "cross_entropy_backward", "convolution_backward"}
-# Ops whose backward is not differentiable yet: create_graph through them must raise, naming the
-# node, never return a wrong second derivative. Each is a gap to close, not a design choice.
-NO_DOUBLE_BACKWARD = {"rnn": "RnnBackward"}
 
 IDX = pylucid.tensor([0, 2, 0])
 IDX2 = pylucid.tensor([[0, 2], [1, 1]])
@@ -127,6 +124,7 @@ CASES = {
     "remainder": (lambda a: pylucid.remainder(a, 0.7) * a, [S23]),
     "reshape": (lambda a: a.reshape(3, 2) ** 2, [S23]),
     "rms_norm": (lambda a, w: F.rms_norm(a, (3,), w, 1e-6, 0.5), [S23, S3]),
+    "rnn": (_lstm, [(2, 1, 3)]),
     "round": (lambda a: a.round() * a, [S23]),
     "rsqrt": (lambda a: a.rsqrt(), [(P, S23)]),
     "scaled_dot_product_attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
@@ -193,17 +191,8 @@ def _schemas_in_graph(outs):
 def test_every_recording_op_has_a_case():
     """Guards against an op joining the registry (produces_grad) without a second-order case."""
     names = {s.name for s in pylucid.ops.schemas() if s.produces_grad}
-    assert names - THIRD_ORDER - set(NO_DOUBLE_BACKWARD) - set(CASES) == set(), "ops without a gradgradcheck case"
+    assert names - THIRD_ORDER - set(CASES) == set(), "ops without a gradgradcheck case"
     assert set(CASES) - names == set(), "cases for ops that are not registered"
-
-
-def test_ops_without_double_backward_say_so():
-    """create_graph through an op in NO_DOUBLE_BACKWARD raises naming its node (the LSTM's here)."""
-    x = _leaves([(2, 1, 3)])[0]
-    (g,) = pylucid.autograd.grad(_lstm(x).sum(), x, create_graph=False)
-    assert g is not None
-    with pytest.raises(pylucid.LucidError, match=f"{NO_DOUBLE_BACKWARD['rnn']}: double backward"):
-        pylucid.autograd.grad(_lstm(x).sum(), x, create_graph=True)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
