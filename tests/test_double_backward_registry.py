@@ -38,6 +38,12 @@ def _dropout(a):
 _RNN = {}
 
 
+def _index_put(a, b):
+    out = a * 1.0
+    out[pylucid.tensor([0, 2, 3])] = b  # recorded: IndexPutBackward in a and b
+    return out
+
+
 def _lstm(a):
     if "m" not in _RNN:
         pylucid.manual_seed(0)
@@ -161,6 +167,21 @@ CASES = {
     "var": (lambda a: a.var(1), [S23]),
     "view": (lambda a: a.view(3, 2) ** 2, [S23]),
     "where": (lambda a, b: pylucid.where(MASK, a, b) ** 2, [S23, S23]),
+    "tan": (lambda a: a.tan(), [S23]),
+    "asin": (lambda a: (a * 0.9).asin(), [S23]),
+    "acos": (lambda a: (a * 0.9).acos(), [S23]),
+    "atan": (lambda a: a.atan(), [S23]),
+    "sinh": (lambda a: a.sinh(), [S23]),
+    "cosh": (lambda a: a.cosh(), [S23]),
+    "asinh": (lambda a: a.asinh(), [S23]),
+    "acosh": (lambda a: (a + 1.0).acosh(), [(P, S23)]),
+    "atanh": (lambda a: (a * 0.9).atanh(), [S23]),
+    "log2": (lambda a: a.log2(), [(P, S23)]),
+    "log10": (lambda a: a.log10(), [(P, S23)]),
+    "exp2": (lambda a: a.exp2(), [S23]),
+    "erfc": (lambda a: a.erfc(), [S23]),
+    "atan2": (lambda a, b: pylucid.atan2(a, b), [S23, (P, S3)]),
+    "index_put": (lambda a, b: _index_put(a, b) ** 2, [(4, 2), (3, 2)]),
 }
 
 
