@@ -1365,11 +1365,8 @@ class Node:
     """
     A backward node of the autograd graph (a tensor's grad_fn): name(), schema, next_functions.
     """
-    @staticmethod
-    def __repr__(node):
-        """
-        ``<AddBackward0 object at 0x...>``, as PyTorch prints ``tensor.grad_fn``.
-        """
+    def __repr__(self) -> str:
+        ...
     def name(self) -> str:
         """
         The node's class name, e.g. 'MulBackward' or 'AccumulateGrad'.

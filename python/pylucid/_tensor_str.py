@@ -22,6 +22,7 @@ tensor([[ 1,  2],
 import contextlib
 import dataclasses
 import math
+from typing import Optional
 
 import numpy as _np
 
@@ -34,7 +35,7 @@ class _PrinterOptions:
     threshold: float = 1000
     edgeitems: int = 3
     linewidth: int = 80
-    sci_mode: object = None
+    sci_mode: Optional[bool] = None
 
 
 PRINT_OPTS = _PrinterOptions()
@@ -53,6 +54,14 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     tensor([1.12])
     >>> pylucid.set_printoptions(profile="default")
     """
+    for name, v in (("precision", precision), ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise (ValueError if isinstance(v, int) and not isinstance(v, bool) else TypeError)(
+                f"set_printoptions: {name} must be a non-negative int, got {v!r}")
+    if threshold is not None and (not isinstance(threshold, (int, float)) or isinstance(threshold, bool)):
+        raise TypeError(f"set_printoptions: threshold must be a number, got {threshold!r}")
+    if sci_mode is not None and not isinstance(sci_mode, bool):
+        raise TypeError(f"set_printoptions: sci_mode must be None, True or False, got {sci_mode!r}")
     if profile is not None:
         presets = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
         if profile not in presets:
@@ -201,11 +210,6 @@ def node_display_name(node):
     each overload of an op, and the first overload (``0``) is the one toy programs meet."""
     name = node.name()
     return name + "0" if name.endswith("Backward") else name
-
-
-def node_repr(node):
-    """``<AddBackward0 object at 0x...>``, as PyTorch prints ``tensor.grad_fn``."""
-    return f"<{node_display_name(node)} object at {id(node):#x}>"
 
 
 def return_type_repr(self):

@@ -4,7 +4,6 @@ Every backward node class of the core (``RMSNormBackward``, ...) is importable f
 tensor's ``grad_fn`` is an instance of one of them.
 """
 from .. import _C
-from .._tensor_str import node_repr as _node_repr
 from .functional import backward, grad  # noqa: F401
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
@@ -13,7 +12,6 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from . import functional, hooks  # noqa: F401
 
 Node = _C.Node
-Node.__repr__ = _node_repr
 # Export the node classes the bindings define (RMSNormBackward, GroupRMSNormBackward, ...).
 for _name in dir(_C):
     _obj = getattr(_C, _name)
