@@ -5,7 +5,7 @@
 >>> F.prelu(pylucid.tensor([-2.0, 3.0]), pylucid.tensor([0.25])).tolist()
 [-0.5, 3.0]
 >>> F.pixel_shuffle(pylucid.arange(8.0).reshape(1, 4, 1, 2), 2).shape
-(1, 1, 2, 4)
+pylucid.Size([1, 1, 2, 4])
 """
 from .. import _C
 from .._C import Tensor
