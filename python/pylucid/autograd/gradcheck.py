@@ -217,6 +217,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         return fail(msg) if msg else True
 
     # Numerical Jacobian by central differences, perturbing each input element in place.
+    assert analytical is not None  # computed above unless fast_mode, which has returned
     with no_grad():
         col = 0
         for (ii, t), n in zip(diff, sizes):
