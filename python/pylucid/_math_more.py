@@ -185,6 +185,8 @@ def broadcast_tensors(*tensors):
     """The tensors expanded (as views) to their common broadcast shape."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    for t in tensors:
+        _tensor_arg("broadcast_tensors", "tensors", t)
     shape = broadcast_shapes(*[t.shape for t in tensors])
     return tuple(t.expand(*shape) for t in tensors)
 
