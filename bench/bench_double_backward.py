@@ -1,4 +1,4 @@
-"""Double backward of rms_norm against PyTorch's, in the same run.
+"""Double backward of the fused norms, softmax and cross_entropy against PyTorch's, in the same run.
 
 One step is what a gradient penalty or a Hessian-vector product costs:
 
@@ -14,6 +14,16 @@ halves (the forward + recorded first backward, then the second backward), and to
     python bench/bench_double_backward.py --shape 4096 1024
 
 Goal: the whole step at (4096, 1024) at least 3x faster than PyTorch's.
+
+--ops adds the other fused double-backward nodes, each timed the same way (upstream gradients
+for every first-order output):
+    group_rms_norm  (rows, N) seen as (B, C, S) = (rows, 16, N / 16), 4 groups of 4 channels, with
+                    gamma; torch has no group RMSNorm: its side is the composite written with torch ops
+    layer_norm      over N, with weight and bias
+    softmax, log_softmax  over the last dim
+    cross_entropy   (rows, N) logits, class-index target, label_smoothing 0.1, reduction 'mean'
+
+    python bench/bench_double_backward.py --ops rms_norm layer_norm softmax --shape 4096 1024
 """
 import argparse
 import os
@@ -24,6 +34,8 @@ ap.add_argument("--repeat", type=int, default=7, help="timed repeats per case (t
 ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--shape", type=int, nargs=2, action="append", help="(rows, N); repeatable")
 ap.add_argument("--partial", type=float, default=0.0, help="partial_ratio (pRMSNorm when > 0)")
+OPS = ["rms_norm", "group_rms_norm", "layer_norm", "softmax", "log_softmax", "cross_entropy"]
+ap.add_argument("--ops", nargs="+", choices=OPS, default=["rms_norm"], help="which double backwards to time")
 args = ap.parse_args()
 # OpenMP reads the thread count when the runtime starts: set it before the extension loads.
 os.environ["OMP_NUM_THREADS"] = str(args.threads)
@@ -60,26 +72,63 @@ def timed(fn, repeat, min_time=0.05):
     return [float(np.median(col)) for col in zip(*samples)]
 
 
-def arrays(shape):
+def make_case(lib, op, shape):
+    """(fn, leaf arrays, upstream arrays (one per first-order output), grad_out shape) of `op`."""
     rng = np.random.default_rng(0)
-    n = shape[-1]
-    return [rng.standard_normal(s, dtype=np.float32) for s in (shape, (n,), shape, shape, (n,))]
+    rows, n = shape
+    F = lib.nn.functional
+    f32 = lambda *s: rng.standard_normal(s, dtype=np.float32)  # noqa: E731
+    if op == "rms_norm":
+        if lib is pylucid:
+            fn = lambda x, w: F.rms_norm(x, (n,), w, EPS, args.partial)  # noqa: E731
+        elif args.partial:
+            k = max(1, int(np.ceil(n * args.partial)))
+            fn = lambda x, w: x * torch.rsqrt((x[..., :k] ** 2).mean(-1, keepdim=True) + EPS) * w  # noqa: E731
+        else:
+            fn = lambda x, w: torch.nn.functional.rms_norm(x, (n,), w, EPS)  # noqa: E731
+        return fn, [f32(rows, n), f32(n)], [f32(rows, n), f32(n)], (rows, n)
+    if op == "group_rms_norm":
+        C, S = 16, n // 16
+        groups = [c // 4 for c in range(C)]
+        if lib is pylucid:
+            ids = pylucid.tensor(groups)
+            fn = lambda x, w: F.group_rms_norm(x, ids, w, EPS)  # noqa: E731
+        else:
+            M = torch.zeros(C, 4)
+            M[torch.arange(C), torch.tensor(groups)] = 1
+
+            def fn(x, w):
+                ms = ((x * x).sum(2) @ M) / (M.sum(0) * S)
+                return x * (torch.rsqrt(ms + EPS) @ M.t()).unsqueeze(2) * (M @ w).reshape(1, C, 1)
+        return fn, [f32(rows, C, S), f32(4)], [f32(rows, C, S), f32(4)], (rows, C, S)
+    if op == "layer_norm":
+        fn = lambda x, w, b: F.layer_norm(x, (n,), w, b, 1e-5)  # noqa: E731
+        return fn, [f32(rows, n), f32(n), f32(n)], [f32(rows, n), f32(n), f32(n)], (rows, n)
+    if op in ("softmax", "log_softmax"):
+        fn = (lambda x: F.softmax(x, -1)) if op == "softmax" else (lambda x: F.log_softmax(x, -1))
+        return fn, [f32(rows, n)], [f32(rows, n)], (rows, n)
+    target = rng.integers(0, n, rows)
+    t = lib.from_numpy(target) if lib is pylucid else torch.from_numpy(target)
+    fn = lambda x: F.cross_entropy(x, t, label_smoothing=0.1)  # noqa: E731
+    return fn, [f32(rows, n)], [f32(rows, n)], ()
 
 
-def step(lib, F_rms, shape):
+def step(lib, op, shape):
     """The three calls, as a function returning [first half seconds, second half seconds]."""
-    xa, wa, ga, ua, va = arrays(shape)
-    as_t = (lambda a, rg: pylucid.from_numpy(a.copy()).requires_grad_(rg)) if lib is pylucid else \
-        (lambda a, rg: torch.from_numpy(a.copy()).requires_grad_(rg))
-    x, w, g = as_t(xa, True), as_t(wa, True), as_t(ga, True)
-    u, v = as_t(ua, False), as_t(va, False)
+    fn, leaf_arrays, up_arrays, gshape = make_case(lib, op, shape)
+    # np.array copies in C order and keeps 0-d arrays 0-d (np.ascontiguousarray would not)
+    as_t = (lambda a, rg: pylucid.from_numpy(np.array(a, dtype=np.float32)).requires_grad_(rg)) if lib is pylucid \
+        else (lambda a, rg: torch.from_numpy(np.array(a, dtype=np.float32)).requires_grad_(rg))
+    leaves = [as_t(a, True) for a in leaf_arrays]
+    g = as_t(np.random.default_rng(1).standard_normal(gshape), True)
+    ups = [as_t(a, False) for a in up_arrays]
 
     def run():
         t0 = time.perf_counter()
-        y = F_rms(x, w)
-        gx, gw = lib.autograd.grad(y, (x, w), g, create_graph=True)
+        y = fn(*leaves)
+        first = lib.autograd.grad(y, leaves, g, create_graph=True)
         t1 = time.perf_counter()
-        lib.autograd.grad((gx, gw), (x, w, g), (u, v))
+        lib.autograd.grad(first, leaves + [g], ups, allow_unused=True)
         t2 = time.perf_counter()
         return [t1 - t0, t2 - t1]
     return run
@@ -89,28 +138,19 @@ def main():
     print(f"threads: {args.threads} (OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']})"
           + (f", torch {torch.__version__}" if torch else ", torch not installed")
           + (f", partial_ratio {args.partial}" if args.partial else ""))
-    head = f"{'shape':<14} {'pylucid ms':>10} {'(fwd+bwd1':>9} {'bwd2)':>7}"
+    head = f"{'op':<15} {'shape':<14} {'pylucid ms':>10} {'(fwd+bwd1':>9} {'bwd2)':>7}"
     if torch:
         head += f" {'torch ms':>9} {'(fwd+bwd1':>9} {'bwd2)':>7} {'torch/pylucid':>13}"
     print(head)
-    for shape in SHAPES:
-        n = shape[-1]
-        mine = timed(step(pylucid, lambda x, w: pylucid.nn.functional.rms_norm(x, (n,), w, EPS, args.partial),
-                          shape), args.repeat)
-        line = f"{shape!s:<14} {sum(mine) * 1e3:>10.3f} {mine[0] * 1e3:>9.3f} {mine[1] * 1e3:>7.3f}"
-        if torch:
-            if args.partial:
-                k = max(1, int(np.ceil(n * args.partial)))
-
-                def t_rms(x, w, k=k):
-                    return x * torch.rsqrt((x[..., :k] ** 2).mean(-1, keepdim=True) + EPS) * w
-            else:
-                def t_rms(x, w, n=n):
-                    return torch.nn.functional.rms_norm(x, (n,), w, EPS)
-            theirs = timed(step(torch, t_rms, shape), args.repeat)
-            line += (f" {sum(theirs) * 1e3:>9.3f} {theirs[0] * 1e3:>9.3f} {theirs[1] * 1e3:>7.3f}"
-                     f" {sum(theirs) / sum(mine):>13.2f}")
-        print(line, flush=True)
+    for op in args.ops:
+        for shape in SHAPES:
+            mine = timed(step(pylucid, op, shape), args.repeat)
+            line = f"{op:<15} {shape!s:<14} {sum(mine) * 1e3:>10.3f} {mine[0] * 1e3:>9.3f} {mine[1] * 1e3:>7.3f}"
+            if torch:
+                theirs = timed(step(torch, op, shape), args.repeat)
+                line += (f" {sum(theirs) * 1e3:>9.3f} {theirs[0] * 1e3:>9.3f} {theirs[1] * 1e3:>7.3f}"
+                         f" {sum(theirs) / sum(mine):>13.2f}")
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

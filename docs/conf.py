@@ -48,6 +48,7 @@ pylucid.manual_seed(0)
 def _escape_cpp_docstrings(app, what, name, obj, options, lines):
     """Docstrings written in C++ bindings are plain text: a ``|x|`` there means an absolute value,
     not an RST substitution, so bars are escaped for them only."""
+    obj = getattr(obj, "__wrapped__", obj)  # pylucid's out= wrappers of C++ functions
     if type(obj).__name__ in ("builtin_function_or_method", "instancemethod"):
         lines[:] = [re.sub(r"(?<!\\)\|", r"\\|", line) for line in lines]
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import pylucid
-from pylucid.autograd import gradcheck
+from pylucid.autograd import gradcheck, gradgradcheck
 
 F64 = pylucid.float64
 
@@ -158,6 +158,77 @@ def test_gradcheck_reports_input_and_element():
         gradcheck(wrong, (x,))
     assert gradcheck(wrong, (x,), raise_exception=False) is False
     assert gradcheck(lambda t: t * t, (x,))
+
+
+def test_gradcheck_report_names_values():
+    """The failure report gives the numerical and the analytical value, in full and fast mode."""
+    x = pylucid.tensor([1.0, 2.0], dtype=F64, requires_grad=True)
+    wrong = lambda t: t * t.detach()  # noqa: E731
+    with pytest.raises(pylucid.autograd.GradcheckError, match=r"element \(0,\).*\nnumerical: 2\.0\d*\nanalytical: 1\.0\n"):
+        gradcheck(wrong, (x,))
+    with pytest.raises(pylucid.autograd.GradcheckError, match=r"input 0 \(fast mode.*\nnumerical: .*\nanalytical: "):
+        gradcheck(wrong, (x,), fast_mode=True)
+
+
+def test_gradcheck_fast_mode():
+    """Guards fast_mode: one projection u^T J v per (output, input) still catches a wrong
+    gradient, names the input, and passes correct ones (several inputs and outputs)."""
+    x = pylucid.tensor(np.linspace(-1, 1, 6).reshape(2, 3), dtype=F64, requires_grad=True)
+    w = pylucid.tensor([0.5, -1.0, 2.0], dtype=F64, requires_grad=True)
+    assert gradcheck(lambda a, b: ((a * b).tanh(), (a @ b).exp()), (x, w), fast_mode=True)
+    assert gradgradcheck(lambda a, b: (a * b).tanh().sum(1), (x, w), fast_mode=True)
+    wrong = lambda a, b: a * b.detach() * b  # noqa: E731
+    with pytest.raises(pylucid.autograd.GradcheckError, match="input 1 \\(fast mode"):
+        gradcheck(wrong, (x, w), fast_mode=True)
+    assert gradcheck(wrong, (x, w), fast_mode=True, raise_exception=False) is False
+
+
+def _function(backward):
+    class Custom(pylucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t * t
+
+        @staticmethod
+        def backward(ctx, g):
+            (t,) = ctx.saved_tensors
+            return backward(t, g)
+    return Custom.apply
+
+
+def test_gradcheck_nondet_tol():
+    """A backward that differs between two calls fails unless nondet_tol allows the difference."""
+    rng = np.random.default_rng(0)
+    noisy = _function(lambda t, g: 2 * t * g * pylucid.tensor(1 + rng.uniform(-1e-9, 1e-9, 3), dtype=F64))
+    x = pylucid.tensor([0.5, 1.0, -2.0], dtype=F64, requires_grad=True)
+    with pytest.raises(pylucid.autograd.GradcheckError, match="not reentrant.*nondet_tol=0.0"):
+        gradcheck(noisy, (x,))
+    assert gradcheck(noisy, (x,), nondet_tol=1e-7)
+    assert gradcheck(noisy, (x,), nondet_tol=1e-7, fast_mode=True)
+
+
+def test_gradcheck_check_undefined_grad():
+    """A backward that returns a gradient for a zero output gradient is caught (and only then)."""
+    def bwd(t, g):
+        return pylucid.ones_like(t) if float(g.abs().sum()) == 0 else 2 * t * g
+    leaky = _function(bwd)
+    x = pylucid.tensor([0.5, 1.0], dtype=F64, requires_grad=True)
+    with pytest.raises(pylucid.autograd.GradcheckError, match="zero gradient gave a non-zero gradient for input 0"):
+        gradcheck(leaky, (x,))
+    assert gradcheck(leaky, (x,), check_undefined_grad=False)
+
+
+def test_gradcheck_check_batched_grad():
+    """check_batched_grad: backward must be linear in the output gradient."""
+    right = _function(lambda t, g: 2 * t * g)
+    squared = _function(lambda t, g: 2 * t * g * g)  # equal to the right one for one-hot g
+    x = pylucid.tensor([0.5, 1.0, -2.0], dtype=F64, requires_grad=True)
+    assert gradcheck(right, (x,), check_batched_grad=True)
+    assert gradcheck(squared, (x,))
+    with pytest.raises(pylucid.autograd.GradcheckError, match="input 0: backward is not linear"):
+        gradcheck(squared, (x,), check_batched_grad=True)
+    assert gradgradcheck(lambda t: (t * t).sin(), (x,), check_batched_grad=True)
 
 
 def test_gradcheck_refuses_low_precision():

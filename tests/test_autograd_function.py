@@ -108,6 +108,10 @@ def test_wrong_gradient_count_shape_and_type_name_the_function():
                 return g, g
             if Bad.mode == "shape":
                 return pylucid.ones(5, dtype=F64)
+            if Bad.mode == "dtype":
+                return pylucid.ones(2, dtype=pylucid.int64)
+            if Bad.mode == "float32":
+                return g.float()
             return "nope"
 
     x = t64([1.0, 2.0])
@@ -119,6 +123,14 @@ def test_wrong_gradient_count_shape_and_type_name_the_function():
     Bad.mode = "type"
     with pytest.raises(TypeError, match="Bad.backward: gradient for input 0 is a str"):
         Bad.apply(x).sum().backward()
+    Bad.mode = "dtype"
+    with pytest.raises(pylucid.DtypeMismatch, match="Bad.backward: gradient for input 0 has dtype pylucid.int64, "
+                       "expected pylucid.float64"):
+        Bad.apply(x).sum().backward()
+    assert x.grad is None
+    Bad.mode = "float32"  # a floating gradient of another dtype is cast to the input's, as in PyTorch
+    Bad.apply(x).sum().backward()
+    assert x.grad.dtype == F64 and x.grad.tolist() == [1.0, 1.0]
 
 
 def test_non_differentiable_outputs_and_materialized_grads():

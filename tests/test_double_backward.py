@@ -1,6 +1,7 @@
-"""Second order: create_graph=True through the norms (fused RMSNormBackwardBackward and the
-recorded LayerNorm/GroupRMSNorm backward), Hessians of small models against finite differences of
-the gradient and against torch, and the first-order path recording nothing."""
+"""Second order: create_graph=True through the norms, softmax and cross_entropy (each with a
+fused <Op>BackwardBackward node computed in closed form from the saved statistics), Hessians of
+small models against finite differences of the gradient and against torch, and the first-order
+path recording nothing."""
 import numpy as np
 import pytest
 
@@ -32,7 +33,7 @@ def test_rms_norm_gradgradcheck(partial_ratio, weight):
 
 
 def test_group_and_layer_norm_gradgradcheck():
-    """Guards the recorded backward of GroupRMSNorm and LayerNorm (with and without affine)."""
+    """Guards the fused double backward of GroupRMSNorm and LayerNorm (with and without affine)."""
     x = t64(RNG.standard_normal((2, 5)))
     groups = pylucid.tensor([0, 1, 0, 2, 1])
     g = t64(RNG.standard_normal(3))
@@ -81,15 +82,18 @@ def test_hessian_of_small_models_matches_finite_differences(name):
     np.testing.assert_allclose(H, num, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["rms_norm", "prms_norm", "layer_norm"])
+@pytest.mark.parametrize("name", list(NORMS))
 def test_hessian_matches_torch(name):
-    """The same model in torch (RMSNorm written out, pRMSNorm with k = 2 of 4 features)."""
+    """The same model in torch (RMSNorm written out, pRMSNorm with k = 2 of 4 features,
+    GroupRMSNorm as a composite of torch ops)."""
     torch = pytest.importorskip("torch")
     xin, theta0 = RNG.standard_normal((2, 3)), RNG.standard_normal(16)
 
     def torch_norm(h, g):
         if name == "layer_norm":
             return torch.nn.functional.layer_norm(h, (4,), g, None, 1e-5)
+        if name == "group_rms_norm":
+            return _torch_group_rms(torch, h, [0, 1, 1, 0], g[:2])
         k = 4 if name == "rms_norm" else 2
         return h * torch.rsqrt((h[..., :k] ** 2).mean(-1, keepdim=True) + 1e-6) * g
 
@@ -176,3 +180,147 @@ def test_rms_norm_double_backward_one_pass_for_both_outputs(partial_ratio):
         np.testing.assert_allclose(b, c, rtol=1e-12, atol=1e-12)
     for a, b in zip(run(pylucid.float32, "both"), both):
         np.testing.assert_allclose(a, b, rtol=2e-4, atol=2e-4)
+
+
+# ---- fused double backward of GroupRMSNorm, LayerNorm, softmax, log_softmax, cross_entropy ----
+
+def _second_order(lib, fn, leaves, g, ups):
+    """y = fn(*leaves); first = grad(y, leaves, g, create_graph); grad(first, leaves + [g], ups):
+    the second-order gradients (zeros where unused) as numpy arrays, and the first-order nodes."""
+    y = fn(*leaves)
+    first = lib.autograd.grad(y, leaves, g, create_graph=True)
+    pairs = [(f, u) for f, u in zip(first, ups) if f is not None and u is not None]
+    wrt = list(leaves) + [g]
+    res = lib.autograd.grad([f for f, _ in pairs], wrt, [u for _, u in pairs], allow_unused=True)
+    out = [np.zeros(tuple(t.shape)) if r is None else np.asarray(r.detach()) for r, t in zip(res, wrt)]
+    return out, [None if f is None else f.grad_fn for f in first]
+
+
+def _compare_with_torch(fn_l, fn_t, arrays, g_array, up_arrays, node_name, rtol=1e-9, atol=1e-11):
+    """The pylucid double backward (fused node `node_name`) against torch's on the same values."""
+    leaves = [t64(a) for a in arrays]
+    g = t64(g_array)
+    ups = [None if u is None else t64(u, grad=False) for u in up_arrays]
+    mine, nodes = _second_order(pylucid, fn_l, leaves, g, ups)
+    assert any(n is not None and n.name() == node_name for n in nodes), [n and n.name() for n in nodes]
+    torch = pytest.importorskip("torch")
+    tl = [torch.tensor(a, requires_grad=True) for a in arrays]
+    tg = torch.tensor(g_array, requires_grad=True)
+    tu = [None if u is None else torch.tensor(u) for u in up_arrays]
+    theirs, _ = _second_order(torch, fn_t, tl, tg, tu)
+    for a, b in zip(mine, theirs):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
+def _torch_group_rms(torch, x, groups, w, eps=1e-6):
+    B, C = x.shape[:2]
+    G = max(groups) + 1
+    M = torch.zeros(C, G, dtype=x.dtype)
+    M[torch.arange(C), torch.tensor(groups)] = 1
+    x3 = x.reshape(B, C, -1)
+    ms = ((x3 * x3).sum(2) @ M) / (M.sum(0) * x3.shape[2])
+    y = x3 * (torch.rsqrt(ms + eps) @ M.t()).unsqueeze(2)
+    if w is not None:
+        y = y * (M @ w).reshape(1, C, 1)
+    return y.reshape(x.shape)
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (2, 5, 3, 2), (2, 5, 1)])
+@pytest.mark.parametrize("weight", [True, False])
+def test_group_rms_norm_fused_double_backward(shape, weight):
+    """Guards GroupRMSNormBackwardBackward (closed form from the saved rstd, (B, C) and
+    (B, C, *spatial)): gradgradcheck in float64 and torch's double backward of the composite."""
+    groups = [0, 1, 0, 2, 1]
+    gt = pylucid.tensor(groups)
+    xa, wa = RNG.standard_normal(shape), RNG.standard_normal(3)
+    arrays = [xa, wa] if weight else [xa]
+    fn_l = (lambda a, b: F.group_rms_norm(a, gt, b, 1e-6)) if weight else \
+        (lambda a: F.group_rms_norm(a, gt, None, 1e-6))
+    assert gradgradcheck(fn_l, tuple(t64(a) for a in arrays))
+    torch = pytest.importorskip("torch")
+    fn_t = (lambda a, b: _torch_group_rms(torch, a, groups, b)) if weight else \
+        (lambda a: _torch_group_rms(torch, a, groups, None))
+    ups = [RNG.standard_normal(shape), RNG.standard_normal(3)][:len(arrays)]
+    _compare_with_torch(fn_l, fn_t, arrays, RNG.standard_normal(shape), ups, "GroupRMSNormBackwardBackward")
+    # dx alone, d_gamma alone (the one-pass hand-over must not lose either)
+    if weight:
+        _compare_with_torch(fn_l, fn_t, arrays, RNG.standard_normal(shape), [ups[0], None],
+                            "GroupRMSNormBackwardBackward")
+        _compare_with_torch(fn_l, fn_t, arrays, RNG.standard_normal(shape), [None, ups[1]],
+                            "GroupRMSNormBackwardBackward")
+
+
+@pytest.mark.parametrize("weight,bias", [(True, True), (True, False), (False, True), (False, False)])
+def test_layer_norm_fused_double_backward(weight, bias):
+    """Guards LayerNormBackwardBackward (closed form from the saved mean and rstd, with and
+    without weight and bias): gradgradcheck in float64 and torch's double backward of layer norm,
+    with upstream gradients for every first-order output, and for each alone."""
+    shape, ns = (2, 3, 6), (3, 6)
+    xa = RNG.standard_normal(shape) * 2 + 1
+    wa, ba = RNG.standard_normal(ns), RNG.standard_normal(ns)
+    arrays = [xa] + ([wa] if weight else []) + ([ba] if bias else [])
+
+    def split(args, _lib):
+        it = iter(args)
+        x = next(it)
+        return x, (next(it) if weight else None), (next(it) if bias else None)
+
+    def fn_l(*args):
+        x, w, b = split(args, pylucid)
+        return F.layer_norm(x, ns, w, b, 1e-5)
+
+    def fn_t(*args):  # written out: torch's own layer_norm double backward fails without weight
+        x, w, b = split(args, None)
+        xc = x - x.mean((-2, -1), keepdim=True)
+        y = xc / ((xc * xc).mean((-2, -1), keepdim=True) + 1e-5).sqrt()
+        return y * (1 if w is None else w) + (0 if b is None else b)
+    assert gradgradcheck(fn_l, tuple(t64(a) for a in arrays))
+    ups = [RNG.standard_normal(shape)] + [RNG.standard_normal(ns) for _ in arrays[1:]]
+    _compare_with_torch(fn_l, fn_t, arrays, RNG.standard_normal(shape), ups, "LayerNormBackwardBackward")
+    for i in range(len(ups)):
+        only = [u if j == i else None for j, u in enumerate(ups)]
+        _compare_with_torch(fn_l, fn_t, arrays, RNG.standard_normal(shape), only, "LayerNormBackwardBackward")
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_fused_double_backward(log, dim):
+    """Guards (Log)SoftmaxBackwardBackward: one fused node whose y edge leads back into the
+    forward's node; gradgradcheck in float64 (rows along every dim, so inner > 1 too) and
+    torch's double backward."""
+    name = "LogSoftmaxBackwardBackward" if log else "SoftmaxBackwardBackward"
+    fl = (lambda a: F.log_softmax(a, dim)) if log else (lambda a: F.softmax(a, dim))
+    assert gradgradcheck(fl, (t64(RNG.standard_normal((3, 4, 5))),))
+    torch = pytest.importorskip("torch")
+    ft = (lambda a: torch.log_softmax(a, dim)) if log else (lambda a: torch.softmax(a, dim))
+    shape = (3, 4, 5)
+    _compare_with_torch(fl, ft, [RNG.standard_normal(shape)], RNG.standard_normal(shape),
+                        [RNG.standard_normal(shape)], name)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_fused_double_backward_matches_torch(reduction, smoothing, weighted):
+    """Guards CrossEntropyBackwardBackward on class indices (ignore_index, label smoothing, class
+    weights, (N, C, d) layout) and on probability targets (whose own gradient is recorded too)
+    against torch's double backward."""
+    torch = pytest.importorskip("torch")
+    xa = RNG.standard_normal((4, 3, 2))
+    ta = np.array([[0, 2], [1, -100], [2, 2], [-100, 0]])
+    wa = np.array([0.5, 2.0, 1.5]) if weighted else None
+    kw = dict(reduction=reduction, label_smoothing=smoothing)
+    gshape = (4, 2) if reduction == "none" else ()
+    fl = lambda a: F.cross_entropy(a, pylucid.tensor(ta), weight=None if wa is None else t64(wa, False), **kw)  # noqa: E731
+    ft = lambda a: torch.nn.functional.cross_entropy(  # noqa: E731
+        a, torch.tensor(ta), weight=None if wa is None else torch.tensor(wa), **kw)
+    _compare_with_torch(fl, ft, [xa], RNG.standard_normal(gshape), [RNG.standard_normal(xa.shape)],
+                        "CrossEntropyBackwardBackward")
+    qa = np.abs(RNG.standard_normal((4, 3))) + 0.1
+    xb = RNG.standard_normal((4, 3))
+    gshape = (4,) if reduction == "none" else ()
+    fl = lambda a, q: F.cross_entropy(a, q, weight=None if wa is None else t64(wa, False), **kw)  # noqa: E731
+    ft = lambda a, q: torch.nn.functional.cross_entropy(  # noqa: E731
+        a, q, weight=None if wa is None else torch.tensor(wa), **kw)
+    for ups in ([RNG.standard_normal((4, 3)), RNG.standard_normal((4, 3))], [None, RNG.standard_normal((4, 3))]):
+        _compare_with_torch(fl, ft, [xb, qa], RNG.standard_normal(gshape), ups, "CrossEntropyBackwardBackward")

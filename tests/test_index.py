@@ -228,14 +228,17 @@ def test_setitem_rules_and_errors():
     """Guards against setitem on a tensor that requires grad, values that would lose their
     grad, bad shapes and out-of-range indices."""
     w = pylucid.zeros(3, requires_grad=True)
-    with pytest.raises(pylucid.LucidError, match="requires grad cannot be modified in place"):
+    with pytest.raises(pylucid.LucidError, match="leaf tensor that requires grad cannot be modified in place"):
         w[0] = 1.0
     with pylucid.no_grad():
         w[0] = 1.0
     assert w.tolist() == [1.0, 0.0, 0.0]
+    y = pylucid.zeros(3)
+    y[0] = w[1] * 3  # recorded, as PyTorch records it: y now carries the gradient to w
+    assert y.requires_grad and y.grad_fn.name() == "IndexPutBackward"
+    y.sum().backward()
+    assert w.grad.tolist() == [0.0, 3.0, 0.0]
     x = pylucid.zeros(3)
-    with pytest.raises(pylucid.LucidError, match="value requires grad"):
-        x[0] = w[1]
     with pytest.raises(pylucid.ShapeMismatch, match=r"value of shape \[2\] cannot be broadcast to the indexed shape \[3\]"):
         x[:] = pylucid.ones(2)
     with pytest.raises(pylucid.ShapeMismatch, match=r"indexed shape \[2\]"):

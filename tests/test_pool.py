@@ -191,6 +191,23 @@ def test_max_pool_nan_wins_and_float32():
         assert F.avg_pool2d(pylucid.ones(1, 1, 4, 4, dtype=dt), 2).dtype == dt
 
 
+def test_max_pool2d_2x2_windows_keep_the_rules():
+    """Guards against the unrolled 2 x 2 / stride 2 path breaking PyTorch's rules: the first
+    maximum wins a tie, a NaN wins (a later NaN replaces an earlier one), an all -inf window
+    reports its first tap; an odd edge row/column is dropped."""
+    inf, nan = float("inf"), float("nan")
+    x = np.array([[1.0, 3.0, -inf, -inf, 2.0, nan, 0.0],
+                  [3.0, 2.0, -inf, -inf, nan, 5.0, 0.0],
+                  [9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0]])
+    y, idx = F.max_pool2d(pylucid.tensor(x[None, None]), 2, return_indices=True)
+    assert idx.tolist() == [[[[1, 2, 11]]]]  # PyTorch's too
+    np.testing.assert_array_equal(np.asarray(y), [[[[3.0, -inf, nan]]]])
+    # the same windows through the general path (stride 1 is not the tiled case)
+    y1, idx1 = F.max_pool2d(pylucid.tensor(x[None, None]), 2, stride=1, return_indices=True)
+    np.testing.assert_array_equal(np.asarray(idx1)[:, :, :1, ::2], np.asarray(idx))
+    check_op(lambda t: F.max_pool2d(t, 2), lambda t: ref_max_pool(t, 2)[0], [(2, 3, 6, 7)])
+
+
 def test_modules_attributes_and_repr():
     """Guards against modules that drop an argument or print differently from PyTorch."""
     m = nn.MaxPool2d(3, 2, 1, ceil_mode=True)

@@ -1,5 +1,7 @@
 // Autograd from Python: Node (grad_fn) objects, OpSchema and the registry, the engine entry
 // points behind Tensor.backward and pylucid.autograd.grad.
+#include <cstdio>
+
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
@@ -59,7 +61,17 @@ LUCID_BINDING(autograd, 1) {
          "input's grad_fn, an AccumulateGrad for a leaf that requires grad, or None for an input that needs "
          "no gradient; input_nr is always 0 (every node has one output). Empty once a backward without "
          "retain_graph has freed the graph.")
-      .def("__repr__", [](const Node& n) { return str("<", n.name(), ">"); });
+      .def("__repr__", [](const Node& n) {
+        // As PyTorch prints a grad_fn: <AddBackward0 object at 0x...> (PyTorch numbers each
+        // overload's node; the first overload, 0, is the one toy programs meet).
+        std::string name = n.name();
+        const std::string suffix = "Backward";
+        if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+          name += "0";
+        char addr[32];
+        std::snprintf(addr, sizeof(addr), "%p", static_cast<const void*>(&n));
+        return str("<", name, " object at ", addr, ">");
+      });
 
   // Bound here rather than with the rest of Tensor so that its signature names the Node class.
   py::class_<TensorImpl, TensorImplPtr>(m.attr("Tensor"))

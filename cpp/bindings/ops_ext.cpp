@@ -43,6 +43,7 @@ py::object values_indices(const char* name, const std::pair<TensorImplPtr, Tenso
   if (it == types->end()) {
     py::object nt = py::module_::import("collections").attr("namedtuple")(name, py::make_tuple("values", "indices"));
     nt.attr("__module__") = "pylucid.return_types";
+    nt.attr("__repr__") = py::module_::import("pylucid._tensor_str").attr("return_type_repr");
     it = types->emplace(name, nt).first;
   }
   return it->second(r.first, r.second);

@@ -91,6 +91,7 @@ py::object& return_type(bool is_max) {
     py::object nt = py::module_::import("collections").attr("namedtuple");
     types[is_max] = new py::object(nt(is_max ? "max" : "min", py::make_tuple("values", "indices")));
     types[is_max]->attr("__module__") = "pylucid.return_types";
+    types[is_max]->attr("__repr__") = py::module_::import("pylucid._tensor_str").attr("return_type_repr");
   }
   return *types[is_max];
 }
@@ -107,6 +108,9 @@ py::object extremum_py(T x, py::handle dim, bool keepdim, bool is_max) {
   return return_type(is_max)(v, i);
 }
 
+// PyTorch also accepts numpy's spelling keepdims= for keepdim= on its reductions.
+bool keep(bool keepdim, py::handle keepdims) { return keepdims.is_none() ? keepdim : keepdims.cast<bool>(); }
+
 double norm_p(py::handle p) {
   if (p.is_none()) return 2.0;
   if (py::isinstance<py::str>(p)) {
@@ -118,12 +122,14 @@ double norm_p(py::handle p) {
   return p.cast<double>();
 }
 
-TensorImplPtr sum_py(T x, py::handle dim, bool keepdim, py::handle dtype) {
+TensorImplPtr sum_py(T x, py::handle dim, bool keepdim, py::handle dtype, py::handle keepdims) {
+  keepdim = keep(keepdim, keepdims);
   auto dims = dims_arg(dim, "sum");
   return dtype.is_none() ? sum(x, dims, keepdim) : sum(x, dims, keepdim, dtype.cast<DType>());
 }
 
-TensorImplPtr mean_py(T x, py::handle dim, bool keepdim, py::handle dtype) {
+TensorImplPtr mean_py(T x, py::handle dim, bool keepdim, py::handle dtype, py::handle keepdims) {
+  keepdim = keep(keepdim, keepdims);
   return mean(dtype.is_none() ? x : to(x, dtype.cast<DType>(), false), dims_arg(dim, "mean"), keepdim);
 }
 
@@ -168,6 +174,29 @@ LUCID_BINDING(ops_math, 10) {
       {"floor", &floor, "Largest integer <= input, in input's dtype (integers pass through); zero gradient."},
       {"ceil", &ceil, "Smallest integer >= input, in input's dtype (integers pass through); zero gradient."},
       {"trunc", &trunc, "input rounded toward zero, in input's dtype (integers pass through); zero gradient."},
+      {"tan", &tan, "Tangent, elementwise (integers promote to float32)."},
+      {"asin", &asin, "Arcsine (NaN outside [-1, 1]), elementwise (integers promote to float32)."},
+      {"acos", &acos, "Arccosine (NaN outside [-1, 1]), elementwise (integers promote to float32)."},
+      {"atan", &atan, "Arctangent, elementwise (integers promote to float32)."},
+      {"sinh", &sinh, "Hyperbolic sine, elementwise (integers promote to float32)."},
+      {"cosh", &cosh, "Hyperbolic cosine, elementwise (integers promote to float32)."},
+      {"asinh", &asinh, "Inverse hyperbolic sine, elementwise (integers promote to float32)."},
+      {"acosh", &acosh, "Inverse hyperbolic cosine (NaN below 1), elementwise (integers promote to float32)."},
+      {"atanh", &atanh, "Inverse hyperbolic tangent (inf at +-1, NaN outside), elementwise (integers promote to float32)."},
+      {"log2", &log2, "Base-2 logarithm, elementwise (integers promote to float32)."},
+      {"log10", &log10, "Base-10 logarithm, elementwise (integers promote to float32)."},
+      {"exp2", &exp2, "2^input, elementwise (integers promote to float32)."},
+      {"erfc", &erfc, "1 - erf(input), accurate where erf is near 1, elementwise (integers promote to float32)."},
+      {"arcsin", &asin, "Alias of asin."},
+      {"arccos", &acos, "Alias of acos."},
+      {"arctan", &atan, "Alias of atan."},
+      {"arcsinh", &asinh, "Alias of asinh."},
+      {"arccosh", &acosh, "Alias of acosh."},
+      {"arctanh", &atanh, "Alias of atanh."},
+      {"isinf", &isinf, "Bool tensor: True where input is +inf or -inf."},
+      {"isposinf", &isposinf, "Bool tensor: True where input is +inf."},
+      {"isneginf", &isneginf, "Bool tensor: True where input is -inf."},
+      {"signbit", &signbit, "Bool tensor: True where the sign bit is set (negative numbers and -0.0)."},
       {"fix", &trunc, "Alias of trunc."}};
   for (const auto& u : unary) {
     auto fn = u.fn;
@@ -224,31 +253,31 @@ LUCID_BINDING(ops_math, 10) {
       "dtype= accumulates and returns in that dtype. float32 accumulates in double.\n\n"
       ">>> import pylucid\n>>> pylucid.tensor([[1.0, 2.0], [3.0, 4.0]]).sum(dim=0).tolist()\n[4.0, 6.0]";
   m.def("sum", &sum_py, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
-        py::arg("dtype") = py::none(), sum_doc);
+        py::arg("dtype") = py::none(), py::arg("keepdims") = py::none(), sum_doc);
   def_method("sum", &sum_py, py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
-             py::arg("dtype") = py::none(), sum_doc);
+             py::arg("dtype") = py::none(), py::arg("keepdims") = py::none(), sum_doc);
   const char* mean_doc = "Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). "
                          "An empty reduction gives NaN.";
   m.def("mean", &mean_py, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
-        py::arg("dtype") = py::none(), mean_doc);
+        py::arg("dtype") = py::none(), py::arg("keepdims") = py::none(), mean_doc);
   def_method("mean", &mean_py, py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
-             py::arg("dtype") = py::none(), mean_doc);
+             py::arg("dtype") = py::none(), py::arg("keepdims") = py::none(), mean_doc);
   for (bool sq : {false, true}) {
-    auto f = [sq](T x, py::handle dim, py::handle unbiased, bool keepdim, py::handle correction) {
-      return var_py(x, dim, unbiased, keepdim, correction, sq);
+    auto f = [sq](T x, py::handle dim, py::handle unbiased, bool keepdim, py::handle correction, py::handle kd) {
+      return var_py(x, dim, unbiased, keep(keepdim, kd), correction, sq);
     };
     const char* doc = sq ? "Standard deviation over dim: sqrt(sum (x - mean)^2 / max(0, N - correction)), "
                            "correction=1 by default (or unbiased=True/False)."
                          : "Variance over dim: sum (x - mean)^2 / max(0, N - correction), correction=1 by "
                            "default (or unbiased=True/False).";
     m.def(sq ? "std" : "var", f, py::arg("input"), py::arg("dim") = py::none(), py::arg("unbiased") = py::none(),
-          py::arg("keepdim") = false, py::kw_only(), py::arg("correction") = py::none(), doc);
+          py::arg("keepdim") = false, py::kw_only(), py::arg("correction") = py::none(), py::arg("keepdims") = py::none(), doc);
     def_method(sq ? "std" : "var", f, py::arg("dim") = py::none(), py::arg("unbiased") = py::none(),
-               py::arg("keepdim") = false, py::kw_only(), py::arg("correction") = py::none(), doc);
+               py::arg("keepdim") = false, py::kw_only(), py::arg("correction") = py::none(), py::arg("keepdims") = py::none(), doc);
   }
   for (bool mx : {true, false}) {
     const char* name = mx ? "max" : "min";
-    auto ext = [mx](T x, py::handle dim, bool keepdim) { return extremum_py(x, dim, keepdim, mx); };
+    auto ext = [mx](T x, py::handle dim, bool keepdim, py::handle kd) { return extremum_py(x, dim, keep(keepdim, kd), mx); };
     const char* doc = mx ? "max(input): the largest element (0-d). max(input, dim, keepdim=False): a named tuple "
                            "(values, indices), the index of the first maximum. max(input, other): maximum. "
                            "NaN propagates; the gradient is split evenly among ties.\n\n"
@@ -256,9 +285,10 @@ LUCID_BINDING(ops_math, 10) {
                          : "min(input): the smallest element (0-d). min(input, dim, keepdim=False): a named tuple "
                            "(values, indices). min(input, other): minimum. NaN propagates; the gradient is split "
                            "evenly among ties.";
-    m.def(name, ext, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, doc);
-    def_method(name, ext, py::arg("dim") = py::none(), py::arg("keepdim") = false, doc);
-    auto aext = [mx](T x, py::handle dim, bool keepdim) {
+    m.def(name, ext, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("keepdims") = py::none(), doc);
+    def_method(name, ext, py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("keepdims") = py::none(), doc);
+    auto aext = [mx](T x, py::handle dim, bool keepdim, py::handle kd) {
+      keepdim = keep(keepdim, kd);
       auto dims = dims_arg(dim, mx ? "amax" : "amin");
       return mx ? amax(x, dims, keepdim) : amin(x, dims, keepdim);
     };
@@ -266,28 +296,31 @@ LUCID_BINDING(ops_math, 10) {
                             "evenly among ties."
                           : "Smallest values over dim (int or tuple; () = all) with keepdim; the gradient is split "
                             "evenly among ties.";
-    m.def(mx ? "amax" : "amin", aext, py::arg("input"), py::arg("dim") = py::tuple(), py::arg("keepdim") = false, adoc);
-    def_method(mx ? "amax" : "amin", aext, py::arg("dim") = py::tuple(), py::arg("keepdim") = false, adoc);
-    auto arg = [mx](T x, py::handle dim, bool keepdim) {
+    m.def(mx ? "amax" : "amin", aext, py::arg("input"), py::arg("dim") = py::tuple(), py::arg("keepdim") = false, py::kw_only(), py::arg("keepdims") = py::none(), adoc);
+    def_method(mx ? "amax" : "amin", aext, py::arg("dim") = py::tuple(), py::arg("keepdim") = false, py::kw_only(), py::arg("keepdims") = py::none(), adoc);
+    auto arg = [mx](T x, py::handle dim, bool keepdim, py::handle kd) {
+      keepdim = keep(keepdim, kd);
       auto d = opt_dim(dim, mx ? "argmax" : "argmin");
       return mx ? argmax(x, d, keepdim) : argmin(x, d, keepdim);
     };
     const char* idoc = mx ? "Index (int64) of the first maximum along dim, or into the flattened input when dim is None."
                           : "Index (int64) of the first minimum along dim, or into the flattened input when dim is None.";
-    m.def(mx ? "argmax" : "argmin", arg, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, idoc);
-    def_method(mx ? "argmax" : "argmin", arg, py::arg("dim") = py::none(), py::arg("keepdim") = false, idoc);
+    m.def(mx ? "argmax" : "argmin", arg, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("keepdims") = py::none(), idoc);
+    def_method(mx ? "argmax" : "argmin", arg, py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("keepdims") = py::none(), idoc);
   }
-  auto lse = [](T x, py::handle dim, bool keepdim) { return logsumexp(x, dims_arg(dim, "logsumexp"), keepdim); };
+  auto lse = [](T x, py::handle dim, bool keepdim, py::handle kd) {
+    return logsumexp(x, dims_arg(dim, "logsumexp"), keep(keepdim, kd));
+  };
   const char* lse_doc = "log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) "
                         "with m the maximum, so large inputs do not overflow.\n\n"
                         ">>> import pylucid\n>>> print(f\"{pylucid.tensor([1000.0, 1000.0]).logsumexp(0).item():.3f}\")\n1000.693";
-  m.def("logsumexp", lse, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, lse_doc);
-  def_method("logsumexp", lse, py::arg("dim") = py::none(), py::arg("keepdim") = false, lse_doc);
-  auto prd = [](T x, py::handle dim, bool keepdim) { return prod(x, opt_dim(dim, "prod"), keepdim); };
+  m.def("logsumexp", lse, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("keepdims") = py::none(), lse_doc);
+  def_method("logsumexp", lse, py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("keepdims") = py::none(), lse_doc);
+  auto prd = [](T x, py::handle dim, bool keepdim, py::handle kd) { return prod(x, opt_dim(dim, "prod"), keep(keepdim, kd)); };
   const char* prod_doc = "Product over one dim, or over all elements when dim is None; the gradient is exact "
                          "when the input holds zeros.";
-  m.def("prod", prd, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, prod_doc);
-  def_method("prod", prd, py::arg("dim") = py::none(), py::arg("keepdim") = false, prod_doc);
+  m.def("prod", prd, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("keepdims") = py::none(), prod_doc);
+  def_method("prod", prd, py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("keepdims") = py::none(), prod_doc);
   auto nrm = [](T x, py::handle p, py::handle dim, bool keepdim) { return norm(x, norm_p(p), dims_arg(dim, "norm"), keepdim); };
   const char* norm_doc = "Vector p-norm over dim (int, tuple or None): p = 2 ('fro'), 1, inf, -inf, 0 (count of "
                          "non-zeros) or any p > 0.";
@@ -305,7 +338,7 @@ LUCID_BINDING(ops_math, 10) {
        "Matrix product with numpy's rules: 1-D @ 1-D is a dot product, a 1-D operand is a row (left) or a "
        "column (right), N-D operands are stacks of matrices with broadcast batch dims. Both operands must "
        "share a dtype; under autocast floating operands run in the autocast dtype.\n\n"
-       ">>> import pylucid\n>>> (pylucid.ones(5, 2, 3) @ pylucid.ones(3, 4)).shape\n(5, 2, 4)"},
+       ">>> import pylucid\n>>> (pylucid.ones(5, 2, 3) @ pylucid.ones(3, 4)).shape\npylucid.Size([5, 2, 4])"},
       {"mm", &mm, "Product of two 2-D tensors."},
       {"bmm", &bmm, "Batched product of two 3-D tensors with equal batch size (no broadcasting)."},
       {"dot", &dot, "Dot product of two 1-D tensors of equal size (a 0-d result)."}};

@@ -118,6 +118,19 @@ py::array to_numpy(const TensorImplPtr& t) {
   return py::array(numpy_dtype(t->dtype), shape, strides, t->raw(), base);
 }
 
+// pylucid.Size (a tuple subclass defined in Python, registered at import by _set_size_type);
+// a plain tuple until then.
+PyObject* g_size_type = nullptr;
+
+py::object shape_tuple(const Shape& shape) {
+  py::tuple t(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) t[i] = py::int_(shape[i]);
+  if (!g_size_type) return t;
+  PyObject* r = PyObject_CallOneArg(g_size_type, t.ptr());
+  if (!r) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
 py::object py_scalar(const TensorImplPtr& t) {
   double v = item_as_double(t, "item");
   if (t->dtype == DType::Bool) return py::bool_(v != 0);
@@ -216,8 +229,8 @@ LUCID_BINDING(tensor, 0) {
           return t;
         }),
         py::arg("data"), py::arg("requires_grad") = false)
-      .def_property_readonly("shape", [](const TensorImpl& t) { return py::tuple(py::cast(t.shape)); },
-          "The size of each dim, a tuple of ints (() for a 0-d tensor); PyTorch's Tensor.shape as a plain tuple.")
+      .def_property_readonly("shape", [](const TensorImpl& t) { return shape_tuple(t.shape); },
+          "The size of each dim as a pylucid.Size (a tuple of ints; Size([]) for a 0-d tensor), as PyTorch's Tensor.shape.")
       .def_property_readonly("dtype", [](const TensorImpl& t) { return t.dtype; },
           "The element type, a pylucid.dtype.")
       .def_property_readonly("ndim", [](const TensorImpl& t) { return t.ndim(); },
@@ -371,26 +384,26 @@ LUCID_BINDING(tensor, 0) {
             return add_(a, o, alpha);
           }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0,
           "self += alpha * other in place (other a Tensor or number, broadcast to self's shape; its result "
-          "dtype must cast to self's) and returns self. Not recorded by autograd: refused on a tensor that "
-          "requires grad while grad mode is on.")
+          "dtype must cast to self's) and returns self. Under autograd it is recorded as PyTorch records it "
+          "(refused on a leaf that requires grad).")
       .def("sub_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &sub_, "sub_"); },
-           "self -= other in place (a Tensor or number, broadcast to self's shape) and returns self; not "
-           "recorded by autograd.")
+           "self -= other in place (a Tensor or number, broadcast to self's shape) and returns self; recorded "
+           "by autograd (refused on a leaf that requires grad).")
       .def("mul_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &mul_, "mul_"); },
-           "self *= other in place (a Tensor or number, broadcast to self's shape) and returns self; not "
-           "recorded by autograd.")
+           "self *= other in place (a Tensor or number, broadcast to self's shape) and returns self; recorded "
+           "by autograd (refused on a leaf that requires grad).")
       .def("div_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &div_, "div_"); },
            "self /= other in place (true division: self must be floating; other broadcast to self's shape) "
-           "and returns self; not recorded by autograd.")
+           "and returns self; recorded by autograd (refused on a leaf that requires grad).")
       .def("copy_", [](const TensorImplPtr& a, const TensorImplPtr& b) { return copy_(a, b); },
           "Copies src (broadcast to this shape, converted to this dtype) into this tensor in place and returns "
-          "it. Not recorded by autograd: refused on a tensor that requires grad while grad mode is on.")
+          "it. Recorded by autograd: the gradient flows to src (refused on a leaf that requires grad).")
       .def("fill_", [](const TensorImplPtr& a, double v) { return fill_(a, v); },
-          "Sets every element to value (converted to this dtype) in place and returns self; not recorded by "
-          "autograd (refused on a tensor that requires grad while grad mode is on).")
+          "Sets every element to value (converted to this dtype) in place and returns self; the old value's "
+          "history is dropped (refused on a leaf that requires grad while grad mode is on).")
       .def("zero_", [](const TensorImplPtr& a) { return fill_(a, 0.0); },
-          "Sets every element to zero in place and returns self; not recorded by autograd (refused on a tensor "
-          "that requires grad while grad mode is on).");
+          "Sets every element to zero in place and returns self; the old value's history is dropped (refused on "
+          "a leaf that requires grad while grad mode is on).");
 
   m.def("add", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &add, "add"); },
         py::arg("input"), py::arg("other"));
@@ -403,9 +416,31 @@ LUCID_BINDING(tensor, 0) {
   m.def("pow", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &pow, "pow"); },
         py::arg("input"), py::arg("other"));
   m.def("maximum", [](const TensorImplPtr& a, const TensorImplPtr& b) { return maximum(a, b); });
+  m.def("atan2", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &atan2, "atan2"); },
+        py::arg("input"), py::arg("other"),
+        "The angle of the point (other, input) in radians, in [-pi, pi], elementwise with broadcasting "
+        "(integers promote to float32).");
+  m.def("_inplace_records", [](const TensorImplPtr& x, const std::vector<TensorImplPtr>& others, const std::string& op) {
+          bool r = inplace_records(x, {}, op.c_str());
+          for (const auto& o : others) r = r || inplace_records(x, {o}, op.c_str());
+          return r;
+        }, py::arg("input"), py::arg("others"), py::arg("op"),
+        "Whether an in-place op on input (with these other operands) must be recorded by autograd; raises "
+        "for a leaf that requires grad under grad mode.");
+  m.def("_rebase_inplace", [](const TensorImplPtr& x, const TensorImplPtr& r, const std::string& op) {
+          return rebase_inplace(x, r, op.c_str());
+        }, py::arg("input"), py::arg("result"), py::arg("op"),
+        "Writes result (input's new value, computed out of place) into input and moves input's autograd "
+        "history onto result's node, as PyTorch's in-place ops do; returns input.");
   m.def("minimum", [](const TensorImplPtr& a, const TensorImplPtr& b) { return minimum(a, b); });
   m.def("result_type", [](const TensorImplPtr& a, const TensorImplPtr& b) { return result_type(a, b); });
 
+  m.def("_set_size_type", [](py::handle type) {
+    LUCID_CHECK_DTYPE(PyType_Check(type.ptr()) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type.ptr()), &PyTuple_Type),
+                      "_set_size_type: expected a subclass of tuple, got ", type_name(type));
+    Py_XDECREF(g_size_type);
+    g_size_type = type.inc_ref().ptr();
+  });
   m.def("_from_numpy", &from_numpy);
   m.def("_empty", [](py::handle shape, py::handle dtype) { return empty(shape_arg(shape, "empty"), dtype_arg(dtype, kDefaultFloat)); });
   m.def("_full", [](py::handle shape, double v, py::handle dtype) { return full(shape_arg(shape, "full"), v, dtype_arg(dtype, kDefaultFloat)); });

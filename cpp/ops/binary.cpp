@@ -1,6 +1,7 @@
 #include "ops/binary.h"
 
 #include <cmath>
+#include <functional>
 
 #include "ops/grad_graph.h"
 #include "ops/join.h"
@@ -223,6 +224,22 @@ template <>
 const OpSchema& ExtremumBackward<false>::schema_v1 = register_schema(
     {.name = "minimum", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
 
+// atan2(a, b) = angle of (b, a): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2). Written with
+// differentiable ops, so the same code gives first order (grad mode off) and create_graph.
+struct Atan2Backward : FuncOp<Atan2Backward, 2>, InputMeta {
+  static const OpSchema& schema_v1;
+  const char* name() const override { return "Atan2Backward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) { return apply_graph(g); }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const auto &a = saved_[0], &b = saved_[1];
+    auto scaled = div(g, add(mul(a, a), mul(b, b)));
+    return {needs_input_grad(0) ? grad_for_graph(mul(scaled, b), a_shape, a_dtype) : nullptr,
+            needs_input_grad(1) ? grad_for_graph(neg(mul(scaled, a)), b_shape, b_dtype) : nullptr};
+  }
+};
+const OpSchema& Atan2Backward::schema_v1 = register_schema(
+    {.name = "atan2", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+
 template <class NodeT>
 void record(const TensorImplPtr& out, const TensorImplPtr& a, const TensorImplPtr& b, bool save) {
   if (!any_requires_grad({&a, &b})) return;
@@ -308,6 +325,15 @@ TensorImplPtr minimum(const TensorImplPtr& a, const TensorImplPtr& b) {
   return out;
 }
 
+TensorImplPtr atan2(const TensorImplPtr& a, const TensorImplPtr& b) {
+  auto p = prepare("atan2", a, b, true);
+  auto out = binary_apply("atan2", p.shape, p.a, p.b, []<class A>() {
+    return [](A y, A x) { return A(std::atan2(y, x)); };
+  });
+  record<Atan2Backward>(out, a, b, true);
+  return out;
+}
+
 static const OpSchema& kCompareSchema = register_schema(
     {.name = "compare", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = false});
 
@@ -335,16 +361,47 @@ void check_inplace(const TensorImplPtr& t, const char* op) {
               "(use no_grad(), or detach() first)");
 }
 
+bool inplace_records(const TensorImplPtr& x, std::initializer_list<TensorImplPtr> others, const char* op) {
+  if (!GradMode::is_enabled()) return false;
+  LUCID_CHECK(!(x->requires_grad && x->is_leaf()), op,
+              ": a leaf tensor that requires grad cannot be modified in place "
+              "(use no_grad(), or clone() it first)");
+  if (x->requires_grad) return true;
+  for (const auto& o : others)
+    if (o && o->requires_grad) return true;
+  return false;
+}
+
+TensorImplPtr rebase_inplace(const TensorImplPtr& x, const TensorImplPtr& result, const char* op) {
+  LUCID_CHECK_SHAPE(result->shape == x->shape, op, ": the result of shape ", shape_str(result->shape),
+                    " cannot be written into the in-place target of shape ", shape_str(x->shape));
+  auto r = result->dtype == x->dtype ? result : to(result, x->dtype, false);
+  {
+    NoGradGuard no_grad;
+    copy_into(x, r);
+  }
+  x->bump_version();  // nodes that saved x's old value now refuse to run, as in PyTorch
+  x->requires_grad = r->requires_grad;
+  x->grad_fn = r->grad_fn;
+  return x;
+}
+
 namespace {
+// `recorded` computes the result out of place with autograd, for when the write must be recorded
+// (inplace_records); `save_self`: that op saves a, so it gets a copy of a's current value.
 template <class FFactory>
-TensorImplPtr inplace(const char* name, const TensorImplPtr& a, const TensorImplPtr& b, FFactory make) {
-  check_inplace(a, name);
+TensorImplPtr inplace(const char* name, const TensorImplPtr& a, const TensorImplPtr& b, FFactory make,
+                      const std::function<TensorImplPtr(const TensorImplPtr&)>& recorded = nullptr,
+                      bool save_self = false) {
+  const bool records = recorded && inplace_records(a, {b}, name);
+  if (!records) check_inplace(a, name);
   broadcast_shapes(a->shape, b->shape, name);
   LUCID_CHECK_SHAPE(broadcast_shapes(a->shape, b->shape, name) == a->shape, name, ": operand of shape ",
                     shape_str(b->shape), " cannot be broadcast to the in-place target of shape ",
                     shape_str(a->shape));
   LUCID_CHECK_DTYPE(is_floating(a->dtype) || !is_floating(b->dtype), name, ": result type ",
                     dtype_name(b->dtype), " cannot be cast to the in-place target's dtype ", dtype_name(a->dtype));
+  if (records) return rebase_inplace(a, recorded(save_self ? clone(a) : a), name);
   auto bb = cast_raw(b, a->dtype);
   Shape bs = broadcast_strides(bb->shape, bb->strides, a->shape);
   if (is_half(a->dtype)) {  // through the float32 functor, by blocks
@@ -369,24 +426,33 @@ TensorImplPtr inplace(const char* name, const TensorImplPtr& a, const TensorImpl
 }  // namespace
 
 TensorImplPtr add_(const TensorImplPtr& a, const TensorImplPtr& b, double alpha) {
-  if (alpha == 1.0) return inplace("add_", a, b, []<class A>() { return [](A x, A y) { return A(x + y); }; });
-  return inplace("add_", a, b, [alpha]<class A>() { return [alpha](A x, A y) { return A(x + A(alpha) * y); }; });
+  auto recorded = [&b, alpha](const TensorImplPtr& x) {
+    return add(x, alpha == 1.0 ? b : mul(b, scalar_tensor(alpha, b->dtype)));
+  };
+  if (alpha == 1.0) return inplace("add_", a, b, []<class A>() { return [](A x, A y) { return A(x + y); }; }, recorded);
+  return inplace("add_", a, b, [alpha]<class A>() { return [alpha](A x, A y) { return A(x + A(alpha) * y); }; },
+                 recorded);
 }
 TensorImplPtr sub_(const TensorImplPtr& a, const TensorImplPtr& b) {
-  return inplace("sub_", a, b, []<class A>() { return [](A x, A y) { return A(x - y); }; });
+  return inplace("sub_", a, b, []<class A>() { return [](A x, A y) { return A(x - y); }; },
+                 [&b](const TensorImplPtr& x) { return sub(x, b); });
 }
 TensorImplPtr mul_(const TensorImplPtr& a, const TensorImplPtr& b) {
-  return inplace("mul_", a, b, []<class A>() { return [](A x, A y) { return A(x * y); }; });
+  return inplace("mul_", a, b, []<class A>() { return [](A x, A y) { return A(x * y); }; },
+                 [&b](const TensorImplPtr& x) { return mul(x, b); }, true);
 }
 TensorImplPtr div_(const TensorImplPtr& a, const TensorImplPtr& b) {
   LUCID_CHECK_DTYPE(is_floating(a->dtype), "div_: in-place true division needs a floating target, got ",
                     dtype_name(a->dtype));
-  return inplace("div_", a, b, []<class A>() { return [](A x, A y) { return A(x / y); }; });
+  return inplace("div_", a, b, []<class A>() { return [](A x, A y) { return A(x / y); }; },
+                 [&b](const TensorImplPtr& x) { return div(x, b); }, true);
 }
 TensorImplPtr copy_(const TensorImplPtr& a, const TensorImplPtr& b) {
-  check_inplace(a, "copy_");
+  const bool records = inplace_records(a, {b}, "copy_");
+  if (!records) check_inplace(a, "copy_");
   LUCID_CHECK_SHAPE(broadcast_shapes(a->shape, b->shape, "copy_") == a->shape, "copy_: source of shape ",
                     shape_str(b->shape), " cannot be broadcast to the target of shape ", shape_str(a->shape));
+  if (records) return rebase_inplace(a, expand(to(b, a->dtype, false), a->shape), "copy_");
   copy_into(a, b);
   a->bump_version();
   return a;

@@ -3,6 +3,8 @@
 // (bool result, no gradient) and the in-place forms used by optimizers and .grad accumulation.
 // Gradients of broadcast operands are summed back to their shapes (sum_to).
 #pragma once
+#include <initializer_list>
+
 #include "core/tensor_impl.h"
 
 namespace lucid {
@@ -14,6 +16,8 @@ TensorImplPtr div(const TensorImplPtr& a, const TensorImplPtr& b);
 TensorImplPtr pow(const TensorImplPtr& a, const TensorImplPtr& b);
 TensorImplPtr maximum(const TensorImplPtr& a, const TensorImplPtr& b);
 TensorImplPtr minimum(const TensorImplPtr& a, const TensorImplPtr& b);
+// atan2(a, b): the angle of the point (b, a) in (-pi, pi]; integers promote to float32.
+TensorImplPtr atan2(const TensorImplPtr& a, const TensorImplPtr& b);
 
 enum class CompareOp { Eq, Ne, Lt, Le, Gt, Ge };
 TensorImplPtr compare(const TensorImplPtr& a, const TensorImplPtr& b, CompareOp op);
@@ -28,6 +32,14 @@ TensorImplPtr div_(const TensorImplPtr& a, const TensorImplPtr& b);
 TensorImplPtr copy_(const TensorImplPtr& a, const TensorImplPtr& b);
 // Raises when `t` may not be modified in place (requires grad under grad mode).
 void check_inplace(const TensorImplPtr& t, const char* op);
+// In-place ops under autograd, as in PyTorch. inplace_records: whether writing into x must be
+// recorded (grad mode on, and x or one of `others` requires grad); raises for a leaf that requires
+// grad. rebase_inplace: writes `result` (x's new value computed out of place, with its node) into
+// x, bumps x's version (nodes that saved x's old value then refuse to run) and makes result's node
+// x's grad_fn, so later uses of x differentiate through the write. Returns x.
+// NOTE: only x's history moves; another view of the same storage keeps its old grad_fn.
+bool inplace_records(const TensorImplPtr& x, std::initializer_list<TensorImplPtr> others, const char* op);
+TensorImplPtr rebase_inplace(const TensorImplPtr& x, const TensorImplPtr& result, const char* op);
 
 // PyTorch's result_type for two tensors: 0-d tensors only promote across categories.
 DType result_type(const TensorImplPtr& a, const TensorImplPtr& b);

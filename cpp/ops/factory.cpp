@@ -1,6 +1,7 @@
 #include "ops/factory.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "ops/binary.h"
 #include "ops/op_utils.h"
@@ -35,22 +36,33 @@ TensorImplPtr arange(double start, double end, double step, DType dtype) {
   return t;
 }
 
+namespace {
+// PyTorch's CPU linspace, value for value: the step and the points are computed in the output's
+// own precision (float for float32 and the half types, double otherwise) with a fused
+// multiply-add, from the start for the first half and from the end for the second, so the last
+// value is exactly `end` (torch.linspace(-1, 1, 7)[3] is -2.98e-08 there too, not 0).
+template <class A, class S>
+void linspace_fill(S* p, double start_d, double end_d, int64_t steps) {
+  const A start = A(start_d), end = A(end_d);
+  const A step = steps > 1 ? (end - start) / A(steps - 1) : A(0);
+  const int64_t halfway = steps / 2;
+  for (int64_t i = 0; i < steps; ++i)
+    p[i] = kernels::convert<S>(i < halfway ? std::fma(step, A(i), start) : std::fma(-step, A(steps - 1 - i), end));
+}
+}  // namespace
+
 TensorImplPtr linspace(double start, double end, int64_t steps, DType dtype) {
   LUCID_CHECK_SHAPE(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
   auto t = empty({steps}, dtype);
-  double step = steps > 1 ? (end - start) / double(steps - 1) : 0.0;
   LUCID_DISPATCH(dtype, "linspace", [&] {
-    scalar_t* p = t->data<scalar_t>();
-    // Symmetric fill (from both ends) so the last value is exactly `end`.
-    for (int64_t i = 0; i < steps; ++i)
-      p[i] = kernels::convert<scalar_t>(i < steps / 2 ? start + step * double(i)
-                                                      : end - step * double(steps - 1 - i));
+    using A = std::conditional_t<sizeof(scalar_t) <= 4 && !std::is_same_v<scalar_t, bool>, float, double>;
+    linspace_fill<A>(t->data<scalar_t>(), start, end, steps);
   });
   return t;
 }
 
 TensorImplPtr fill_(const TensorImplPtr& t, double value) {
-  check_inplace(t, "fill_");
+  if (inplace_records(t, {}, "fill_")) return rebase_inplace(t, full(t->shape, value, t->dtype), "fill_");
   copy_into(t, scalar_tensor(value, t->dtype));
   t->bump_version();
   return t;

@@ -1,18 +1,21 @@
 #include "ops/group_rms_norm.h"
 
+#include "autograd/engine.h"
 #include "core/autocast.h"
 #include "kernels/cpu/norm.h"
+#include "kernels/cpu/norm_double.h"
 #include "ops/binary.h"
-#include "ops/matmul.h"
-#include "ops/reduce.h"
 #include "ops/rms_norm.h"
-#include "ops/unary.h"
-#include "ops/view.h"
 
 namespace lucid {
 
 const OpSchema& GroupRMSNormBackward::schema_v1 = register_schema(
     {.name = "group_rms_norm", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+
+const OpSchema& GroupRMSNormBackwardBackward::schema_v1 = register_schema({.name = "group_rms_norm_backward",
+                                                                           .version = 1,
+                                                                           .amp_policy = AmpPolicy::ForceFP32,
+                                                                           .produces_grad = true});
 
 namespace {
 DType acc_dtype(DType d) { return d == DType::Float64 ? DType::Float64 : DType::Float32; }
@@ -125,34 +128,70 @@ std::vector<TensorImplPtr> GroupRMSNormBackward::apply(const TensorImplPtr& grad
 }
 
 std::vector<TensorImplPtr> GroupRMSNormBackward::apply_graph(const TensorImplPtr& grad_out) {
-  const TensorImplPtr &x = saved_[0], &gamma = saved_[1];
-  const DType cd = compute_dtype_;
-  const int64_t B = int64_t(B_), C = int64_t(C_), G = int64_t(G_);
-  auto onehot = empty({C, G}, cd);  // onehot[c, g] = [group of c == g], a constant
-  auto cnt = cast_raw(counts_, cd);
-  LUCID_DISPATCH_FLOAT(cd, "group_rms_norm_backward", [&] {
-    using T = scalar_t;
-    T* o = onehot->data<T>();
-    const int64_t* ids = groups_->data<int64_t>();
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t g = 0; g < G; ++g) o[c * G + g] = T(ids[c] == g ? 1.0f : 0.0f);
-  });
-  auto onehot_t = transpose(onehot, 0, 1);
-  const int64_t S = int64_t(S_);
-  auto x3 = reshape(to(x, cd, false), {B, C, S});
-  auto g3 = reshape(to(grad_out, cd, false), {B, C, S});
-  auto m = mul(cnt, scalar_tensor(double(S), cd));  // values per group
-  auto rstd = rsqrt(add(div(matmul(sum(mul(x3, x3), {2}, false), onehot), m), scalar_tensor(eps_, cd)));  // (B, G)
-  auto rc = unsqueeze(matmul(rstd, onehot_t), 2);                                                         // (B, C, 1)
-  auto gy = gamma ? mul(g3, reshape(matmul(onehot, reshape(to(gamma, cd, false), {G, 1})), {C, 1})) : g3;
-  TensorImplPtr dx, dg;
-  if (needs_input_grad(0)) {
-    auto coef = div(mul(mul(rstd, mul(rstd, rstd)), matmul(sum(mul(gy, x3), {2}, false), onehot)), m);  // (B, G)
-    dx = to(reshape(sub(mul(rc, gy), mul(x3, unsqueeze(matmul(coef, onehot_t), 2))), x->shape), x->dtype, false);
+  std::vector<TensorImplPtr> res;
+  {
+    NoGradGuard no_grad;
+    res = apply(grad_out);
   }
-  if (gamma && needs_input_grad(1))
-    dg = to(reshape(matmul(sum(mul(mul(g3, x3), rc), {0, 2}, false), onehot), gamma->shape), gamma->dtype, false);
-  return {dx, dg};
+  const TensorImplPtr &x = saved_[0], &gamma = saved_[1];
+  if (!any_requires_grad({&grad_out, &x, &gamma})) return res;
+  std::shared_ptr<GroupRMSNormBackwardBackward> dx_node;
+  for (size_t out = 0; out < 2; ++out) {
+    if (!res[out]) continue;
+    auto n = std::make_shared<GroupRMSNormBackwardBackward>();
+    n->set_inputs({grad_out, x, gamma});
+    n->save(0, grad_out);
+    n->save(1, x);
+    n->save(2, gamma);
+    n->saved_rstd_ = saved_rstd_;
+    n->groups_ = groups_, n->counts_ = counts_;
+    n->B_ = B_, n->C_ = C_, n->S_ = S_, n->G_ = G_;
+    n->compute_dtype_ = compute_dtype_;
+    n->wrt_gamma_ = out == 1;
+    if (out == 0) dx_node = n;
+    else n->partner_ = dx_node;
+    attach_node(res[out], std::move(n));
+  }
+  return res;
+}
+
+std::vector<TensorImplPtr> GroupRMSNormBackwardBackward::apply(const TensorImplPtr& up) {
+  const TensorImplPtr &g = saved_[0], &x = saved_[1], &gamma = saved_[2];
+  if (wrt_gamma_ && up) {  // see NOTE [one pass for both outputs] in ops/rms_norm.h
+    auto p = partner_.lock();
+    if (p && !GradMode::is_enabled() && Engine::pending(p.get())) {
+      p->deferred_v_ = p->deferred_v_ ? add(p->deferred_v_, up) : up;
+      return {nullptr, nullptr, nullptr};
+    }
+  }
+  TensorImplPtr v = wrt_gamma_ ? up : std::move(deferred_v_);
+  const TensorImplPtr u = wrt_gamma_ ? nullptr : up;
+  deferred_v_.reset();
+  const bool need_dg = needs_input_grad(0), need_dx = needs_input_grad(1);
+  const bool need_dgamma = gamma && u && needs_input_grad(2);
+  if ((!need_dg && !need_dx && !need_dgamma) || (!u && !v)) return {nullptr, nullptr, nullptr};
+  const DType cd = compute_dtype_, ad = acc_dtype(cd);
+  const int64_t B = int64_t(B_), C = int64_t(C_), S = int64_t(S_), G = int64_t(G_);
+  auto xc = contiguous_raw(cast_raw(x, cd));
+  auto gc = gamma ? contiguous_raw(cast_raw(gamma, cd)) : nullptr;
+  auto go = contiguous_raw(cast_raw(g, cd));
+  auto uc = u ? contiguous_raw(cast_raw(u, cd)) : nullptr;
+  auto vc = v ? contiguous_raw(cast_raw(v, cd)) : nullptr;
+  auto d_g = need_dg ? empty(x->shape, cd) : nullptr;
+  auto d_x = need_dx ? empty(x->shape, cd) : nullptr;
+  auto d_gamma = need_dgamma ? empty({G}, ad) : nullptr;
+  auto scratch = empty({kernels::norm_chunks(B, C * S) * 4 * G}, ad);
+  LUCID_DISPATCH_FLOAT(cd, "group_rms_norm_double_backward", [&] {
+    using T = scalar_t;
+    using A = acc_t<T>;
+    kernels::group_rms_norm_double_backward<T>(
+        xc->data<T>(), groups_->data<int64_t>(), counts_->data<int64_t>(), gc ? gc->data<T>() : nullptr,
+        go->data<T>(), saved_rstd_->data<A>(), uc ? uc->data<T>() : nullptr, vc ? vc->data<T>() : nullptr,
+        d_g ? d_g->data<T>() : nullptr, d_x ? d_x->data<T>() : nullptr, d_gamma ? d_gamma->data<A>() : nullptr,
+        scratch->data<A>(), B, C, S, G);
+  });
+  return {d_g ? cast_raw(d_g, g->dtype) : nullptr, d_x ? cast_raw(d_x, x->dtype) : nullptr,
+          d_gamma ? cast_raw(d_gamma, gamma->dtype) : nullptr};
 }
 
 }  // namespace lucid

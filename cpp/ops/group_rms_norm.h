@@ -29,11 +29,33 @@ struct GroupRMSNormBackward : FuncOp<GroupRMSNormBackward, 2> {
   const char* name() const override { return "GroupRMSNormBackward"; }
   // {dx, d_gamma}, each in its input's dtype (nullptr where not needed).
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
-  // create_graph: the same formula written with recorded ops (per-group sums as products with
-  // the constant (C, G) one-hot matrix of channel_groups; rstd recomputed from x).
+  // create_graph: the same fused values, each recorded with a GroupRMSNormBackwardBackward node.
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_rstd_.reset();
+    AutogradNode::release_saved();
+  }
+};
+
+// The node of one output of GroupRMSNormBackward under create_graph=True (dx when !wrt_gamma_,
+// else d_gamma): {d grad_out, d x, d gamma} in closed form from the saved rstd, the RMSNorm
+// double backward per (row, group) (kernels/cpu/norm_double.h). Saved: grad_out, x, gamma.
+// As RMSNormBackwardBackward, the d_gamma node hands its upstream to the dx node when that one
+// is still to run, so both are computed in one pass.
+struct GroupRMSNormBackwardBackward : FuncOp<GroupRMSNormBackwardBackward, 3> {
+  static const OpSchema& schema_v1;  // {group_rms_norm_backward, 1, ForceFP32, produces_grad}
+  TensorImplPtr saved_rstd_, groups_, counts_;
+  size_t B_ = 0, C_ = 0, S_ = 1, G_ = 0;
+  DType compute_dtype_ = kDefaultFloat;
+  bool wrt_gamma_ = false;
+  std::weak_ptr<GroupRMSNormBackwardBackward> partner_;  // on the d_gamma node: the dx node
+  TensorImplPtr deferred_v_;                              // on the dx node: the d_gamma node's upstream
+  const char* name() const override { return "GroupRMSNormBackwardBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);  // grad_out null: deferred_v_ only
+  bool has_deferred() const override { return deferred_v_ != nullptr; }
+  void release_saved() override {
+    saved_rstd_.reset();
+    deferred_v_.reset();
     AutogradNode::release_saved();
   }
 };

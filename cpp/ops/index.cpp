@@ -418,7 +418,7 @@ const OpSchema& ScatterAddBackward::schema_v1 = register_schema(
     {.name = "scatter_add", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
 
 const OpSchema& kIndexPutSchema = register_schema(
-    {.name = "index_put", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = false});
+    {.name = "index_put", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
 const OpSchema& kNonzeroSchema = register_schema(
     {.name = "nonzero", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = false});
 
@@ -450,11 +450,11 @@ TensorImplPtr index(const TensorImplPtr& x, const std::vector<IndexItem>& items)
   return index_impl<IndexKind::Index>(x, items, "index");
 }
 
-void index_put_(const TensorImplPtr& x, const std::vector<IndexItem>& items, const TensorImplPtr& value) {
-  (void)kIndexPutSchema;
+namespace {
+// x[items] = value without checks or autograd; returns the value's shape with the leading size-1
+// dims PyTorch drops removed (what the written elements broadcast from).
+Shape index_put_raw(const TensorImplPtr& x, const std::vector<IndexItem>& items, const TensorImplPtr& value) {
   const char* op = "setitem";
-  check_inplace(x, op);
-  check_value_no_grad(value, op);
   Plan p = plan_index(x, items, op);
   Adv a;
   if (!p.adv.empty()) a = adv_geometry(p, false, op);
@@ -480,6 +480,55 @@ void index_put_(const TensorImplPtr& x, const std::vector<IndexItem>& items, con
                           a.off->data<int64_t>(), a.off_strides, v->data<T>(), vs, /*accumulate=*/false);
     });
   }
+  return v->shape;
+}
+
+// out = x with out[items] = value: x's gradient is g with the written positions zeroed, value's
+// is g[items] summed back to the value's shape. Both are linear maps of g written with
+// index_put / index themselves, so they are differentiable again.
+struct IndexPutBackward final : FuncOp<IndexPutBackward, 2> {
+  static const OpSchema& schema_v1;
+  std::vector<IndexItem> items;
+  Shape x_shape, v_shape, v_used_shape;  // v_used_shape: v_shape without the dropped leading 1s
+  DType x_dtype = kDefaultFloat, v_dtype = kDefaultFloat;
+  const char* name() const override { return "IndexPutBackward"; }
+  std::vector<TensorImplPtr> grads(const TensorImplPtr& g) {
+    TensorImplPtr gx, gv;
+    if (needs_input_grad(0)) gx = to(index_put(g, items, scalar_tensor(0.0, g->dtype)), x_dtype, false);
+    if (needs_input_grad(1)) {
+      auto sel = index(g, items);
+      auto summed = GradMode::is_enabled() ? sum_to_graph(sel, v_used_shape) : sum_to(sel, v_used_shape);
+      gv = to(reshape(summed, v_shape), v_dtype, false);
+    }
+    return {gx, gv};
+  }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) { return grads(g); }
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) { return grads(g); }
+};
+const OpSchema& IndexPutBackward::schema_v1 = kIndexPutSchema;
+}  // namespace
+
+TensorImplPtr index_put(const TensorImplPtr& x, const std::vector<IndexItem>& items, const TensorImplPtr& value) {
+  auto out = fresh_copy(x);
+  Shape used = index_put_raw(out, items, value);
+  if (any_requires_grad({&x, &value})) {
+    auto n = std::make_shared<IndexPutBackward>();
+    n->items = items;
+    n->x_shape = x->shape, n->v_shape = value->shape, n->v_used_shape = used;
+    n->x_dtype = x->dtype, n->v_dtype = value->dtype;
+    n->set_inputs({x, value});
+    attach_node(out, std::move(n));
+  }
+  return out;
+}
+
+void index_put_(const TensorImplPtr& x, const std::vector<IndexItem>& items, const TensorImplPtr& value) {
+  const char* op = "setitem";
+  if (inplace_records(x, {value}, op)) {
+    rebase_inplace(x, index_put(x, items, value), op);
+    return;
+  }
+  index_put_raw(x, items, value);
   x->bump_version();
 }
 

@@ -25,8 +25,11 @@ struct IndexItem {
 
 TensorImplPtr index(const TensorImplPtr& x, const std::vector<IndexItem>& items);
 // x[items] = value (value broadcast to the indexed shape, cast to x's dtype); bumps x's version.
-// Refuses x that requires grad (grad mode on) and values that require grad (not recorded).
+// Under autograd (x or value requires grad) the write is recorded: x's history moves onto an
+// IndexPutBackward node (PyTorch's semantics for x[i] = v).
 void index_put_(const TensorImplPtr& x, const std::vector<IndexItem>& items, const TensorImplPtr& value);
+// The out-of-place form: a copy of x with out[items] = value, differentiable in x and value.
+TensorImplPtr index_put(const TensorImplPtr& x, const std::vector<IndexItem>& items, const TensorImplPtr& value);
 
 TensorImplPtr index_select(const TensorImplPtr& x, int64_t dim, const TensorImplPtr& index);
 // out[..., i_d, ...] = x[..., index[..., i_d, ...], ...] along dim; index has x's ndim.

@@ -307,12 +307,10 @@ TensorImplPtr masked_fill(const TensorImplPtr& x, const TensorImplPtr& mask, con
 
 TensorImplPtr masked_fill_(const TensorImplPtr& x, const TensorImplPtr& mask, const TensorImplPtr& value) {
   const char* op = "masked_fill_";
-  check_inplace(x, op);
   check_mask_value(mask, value, op);
-  LUCID_CHECK(!(GradMode::is_enabled() && value->requires_grad), op,
-              ": the value requires grad, but in-place writes are not recorded by autograd; use masked_fill");
   LUCID_CHECK_SHAPE(broadcast_shapes(x->shape, mask->shape, op) == x->shape, op, ": mask of shape ",
                     shape_str(mask->shape), " cannot be broadcast to the tensor of shape ", shape_str(x->shape));
+  if (inplace_records(x, {value}, op)) return rebase_inplace(x, masked_fill(x, mask, value), op);
   // A mask that shares x's memory (x.masked_fill_(x, ...)) is read in full before any write.
   auto m = mask;
   if (mask->storage == x->storage) {

@@ -1,18 +1,19 @@
 #include "ops/layer_norm.h"
 
+#include "autograd/engine.h"
 #include "core/autocast.h"
 #include "kernels/cpu/norm.h"
+#include "kernels/cpu/norm_double.h"
 #include "ops/binary.h"
-#include "ops/matmul.h"
-#include "ops/reduce.h"
 #include "ops/rms_norm.h"
-#include "ops/unary.h"
-#include "ops/view.h"
 
 namespace lucid {
 
 const OpSchema& LayerNormBackward::schema_v1 = register_schema(
     {.name = "layer_norm", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+
+const OpSchema& LayerNormBackwardBackward::schema_v1 = register_schema(
+    {.name = "layer_norm_backward", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
 
 namespace {
 DType acc_dtype(DType d) { return d == DType::Float64 ? DType::Float64 : DType::Float32; }
@@ -94,23 +95,76 @@ std::vector<TensorImplPtr> LayerNormBackward::apply(const TensorImplPtr& grad_ou
 }
 
 std::vector<TensorImplPtr> LayerNormBackward::apply_graph(const TensorImplPtr& grad_out) {
-  const TensorImplPtr &x = saved_[0], &w = saved_[1];
-  const DType cd = compute_dtype_;
-  const int64_t outer = int64_t(outer_), N = int64_t(N_);
-  auto x2 = reshape(to(x, cd, false), {outer, N});
-  auto g2 = reshape(to(grad_out, cd, false), {outer, N});
-  auto xc = sub(x2, mean(x2, {1}, true));
-  auto rstd = rsqrt(add(mean(mul(xc, xc), {1}, true), scalar_tensor(eps_, cd)));
-  auto xhat = mul(xc, rstd);
-  auto gy = w ? mul(g2, reshape(to(w, cd, false), {N})) : g2;
-  TensorImplPtr dx, dw, db;
-  if (needs_input_grad(0)) {
-    auto inner = sub(sub(gy, mean(gy, {1}, true)), mul(xhat, mean(mul(gy, xhat), {1}, true)));
-    dx = to(reshape(mul(rstd, inner), x->shape), x->dtype, false);
+  std::vector<TensorImplPtr> res;
+  {
+    NoGradGuard no_grad;
+    res = apply(grad_out);
   }
-  if (w && needs_input_grad(1)) dw = to(reshape(sum(mul(g2, xhat), {0}, false), w->shape), w->dtype, false);
-  if (needs_input_grad(2)) db = to(reshape(sum(g2, {0}, false), bias_shape_), bias_dtype_, false);
-  return {dx, dw, db};
+  const TensorImplPtr &x = saved_[0], &w = saved_[1];
+  if (!any_requires_grad({&grad_out, &x, &w})) return res;
+  std::shared_ptr<LayerNormBackwardBackward> dx_node;
+  for (int out = 0; out < 3; ++out) {
+    if (!res[size_t(out)]) continue;
+    auto n = std::make_shared<LayerNormBackwardBackward>();
+    n->set_inputs({grad_out, x, w});
+    n->save(0, grad_out);
+    n->save(1, x);
+    n->save(2, w);
+    n->saved_mean_ = saved_mean_, n->saved_rstd_ = saved_rstd_;
+    n->outer_ = outer_, n->N_ = N_;
+    n->compute_dtype_ = compute_dtype_;
+    n->which_ = out;
+    if (out == 0) dx_node = n;
+    else n->partner_ = dx_node;
+    attach_node(res[size_t(out)], std::move(n));
+  }
+  return res;
+}
+
+std::vector<TensorImplPtr> LayerNormBackwardBackward::apply(const TensorImplPtr& up) {
+  const TensorImplPtr &g = saved_[0], &x = saved_[1], &w = saved_[2];
+  if (which_ != 0 && up) {  // see NOTE [one pass for both outputs] in ops/rms_norm.h
+    auto p = partner_.lock();
+    if (p && !GradMode::is_enabled() && Engine::pending(p.get())) {
+      auto& slot = which_ == 1 ? p->deferred_v_ : p->deferred_z_;
+      slot = slot ? add(slot, up) : up;
+      return {nullptr, nullptr, nullptr};
+    }
+  }
+  TensorImplPtr u, v, z;
+  if (which_ == 0) u = up, v = std::move(deferred_v_), z = std::move(deferred_z_);
+  else if (which_ == 1) v = up;
+  else z = up;
+  deferred_v_.reset();
+  deferred_z_.reset();
+  // The d_bias gradient (sum of grad_out) is linear in grad_out alone: z reaches only d grad_out.
+  const bool need_dg = needs_input_grad(0) && (u || v || z);
+  const bool need_dx = needs_input_grad(1) && (u || v);
+  const bool need_dw = w && u && needs_input_grad(2);
+  if (!need_dg && !need_dx && !need_dw) return {nullptr, nullptr, nullptr};
+  const DType cd = compute_dtype_, ad = acc_dtype(cd);
+  const int64_t outer = int64_t(outer_), N = int64_t(N_);
+  auto xc = contiguous_raw(cast_raw(x, cd));
+  auto wc = w ? contiguous_raw(cast_raw(w, cd)) : nullptr;
+  auto go = contiguous_raw(cast_raw(g, cd));
+  auto cvt = [&](const TensorImplPtr& t) { return t ? contiguous_raw(cast_raw(t, cd)) : nullptr; };
+  auto uc = cvt(u), vc = cvt(v), zc = cvt(z);
+  auto d_g = need_dg ? empty(x->shape, cd) : nullptr;
+  auto d_x = need_dx ? empty(x->shape, cd) : nullptr;
+  auto d_w = need_dw ? empty(w->shape, ad) : nullptr;
+  const int64_t P = kernels::norm_chunks(outer, N);
+  auto scratch = need_dw && P > 1 ? empty({P * N}, ad) : nullptr;
+  LUCID_DISPATCH_FLOAT(cd, "layer_norm_double_backward", [&] {
+    using T = scalar_t;
+    using A = acc_t<T>;
+    auto p = [](const TensorImplPtr& t) { return t ? t->data<T>() : nullptr; };
+    kernels::layer_norm_double_backward<T>(xc->data<T>(), p(wc), go->data<T>(), saved_mean_->data<A>(),
+                                           saved_rstd_->data<A>(), p(uc), p(vc), p(zc), p(d_g), p(d_x),
+                                           d_w ? d_w->data<A>() : nullptr, scratch ? scratch->data<A>() : nullptr,
+                                           outer, N);
+  });
+  return {d_g ? cast_raw(d_g, g->dtype) : nullptr, d_x ? cast_raw(d_x, x->dtype) : nullptr,
+          d_w ? cast_raw(d_w, w->dtype) : nullptr};
 }
 
 }  // namespace lucid

@@ -23,11 +23,36 @@ struct LayerNormBackward : FuncOp<LayerNormBackward, 3> {
   const char* name() const override { return "LayerNormBackward"; }
   // {dx, d_weight, d_bias}, each in its input's dtype (nullptr where not needed).
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
-  // create_graph: the same formula written with recorded ops (mean and rstd recomputed from x).
+  // create_graph: the same fused values, each recorded with a LayerNormBackwardBackward node.
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_mean_.reset();
     saved_rstd_.reset();
+    AutogradNode::release_saved();
+  }
+};
+
+// The node of one output of LayerNormBackward under create_graph=True (which_: 0 dx, 1 d_weight,
+// 2 d_bias): {d grad_out, d x, d weight} in closed form from the saved mean and rstd
+// (kernels/cpu/norm_double.h). Saved: grad_out, x, weight. The d_weight and d_bias nodes hand
+// their upstream to the dx node when that one is still to run (one pass for all three, as in
+// NOTE [one pass for both outputs] of ops/rms_norm.h).
+struct LayerNormBackwardBackward : FuncOp<LayerNormBackwardBackward, 3> {
+  static const OpSchema& schema_v1;  // {layer_norm_backward, 1, ForceFP32, produces_grad}
+  TensorImplPtr saved_mean_, saved_rstd_;
+  size_t outer_ = 0, N_ = 0;
+  DType compute_dtype_ = kDefaultFloat;
+  int which_ = 0;
+  std::weak_ptr<LayerNormBackwardBackward> partner_;  // on the d_weight / d_bias nodes: the dx node
+  TensorImplPtr deferred_v_, deferred_z_;             // on the dx node: their upstreams
+  const char* name() const override { return "LayerNormBackwardBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);  // grad_out null: deferred only
+  bool has_deferred() const override { return deferred_v_ || deferred_z_; }
+  void release_saved() override {
+    saved_mean_.reset();
+    saved_rstd_.reset();
+    deferred_v_.reset();
+    deferred_z_.reset();
     AutogradNode::release_saved();
   }
 };

@@ -223,34 +223,67 @@ std::vector<TensorImplPtr> CrossEntropyBackward::apply(const TensorImplPtr& grad
 }
 
 std::vector<TensorImplPtr> CrossEntropyBackward::apply_graph(const TensorImplPtr& grad_out) {
-  const auto &xc = saved_[0], &tc = saved_[1], &wc = saved_[2];
-  const DType dt = xc->dtype;
-  const Shape cls = {geom_.outer, geom_.classes, geom_.inner};
-  auto gl = grad_scale_graph(*this, grad_out, dt, {geom_.outer, 1, geom_.inner});
-  auto x = reshape(saved_input_graph(xc, next_edges[0], in_shape_, in_dtype_), cls);
-  const double eps = label_smoothing_;
-  TensorImplPtr coef, q;
-  if (prob_target_) {
-    // coef = -w[c] ((1 - eps) q + eps / C)
-    q = reshape(saved_input_graph(tc, next_edges[1], in_shape_, target_dtype_), cls);
-    coef = add(mul(q, scalar_tensor(-(1.0 - eps), dt)), scalar_tensor(-eps / double(geom_.classes), dt));
-    if (wc) coef = mul(coef, reshape(wc, {geom_.classes, 1}));
-  } else {
+  std::vector<TensorImplPtr> res;
+  {
     NoGradGuard no_grad;
-    coef = class_coef(tc, wc, geom_, ignore_index_, eps, dt);
+    res = apply(grad_out);
   }
-  TensorImplPtr gx, gq;
-  if (needs_input_grad(0)) {
-    auto p = softmax(x, 1);
-    gx = mul(gl, sub(coef, mul(p, sum(coef, {1}, /*keepdim=*/true))));
-    gx = to(reshape(gx, in_shape_), in_dtype_, false);
+  for (size_t out = 0; out < 2; ++out) {
+    if (!res[out]) continue;
+    auto n = std::make_shared<CrossEntropyBackwardBackward>();
+    static_cast<LossMeta&>(*n) = static_cast<const LossMeta&>(*this);
+    n->next_edges = {gradient_edge(grad_out), next_edges[0], prob_target_ ? next_edges[1] : Edge{}};
+    n->save(0, grad_out);
+    n->save(1, saved_[0]);
+    n->save(2, saved_[1]);
+    n->weight_ = saved_[2];
+    n->saved_lse_ = saved_lse_;
+    n->geom_ = geom_;
+    n->ignore_index_ = ignore_index_;
+    n->label_smoothing_ = label_smoothing_;
+    n->prob_target_ = prob_target_;
+    n->wrt_target_ = out == 1;
+    attach_node(res[out], std::move(n));
   }
-  if (prob_target_ && needs_input_grad(1)) {
-    auto lp = mul(log_softmax(x, 1), scalar_tensor(-(1.0 - eps), dt));
-    if (wc) lp = mul(lp, reshape(wc, {geom_.classes, 1}));
-    gq = to(reshape(mul(gl, lp), in_shape_), target_dtype_, false);
+  return res;
+}
+
+const OpSchema& CrossEntropyBackwardBackward::schema_v1 = register_schema(
+    {.name = "cross_entropy_backward", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+
+std::vector<TensorImplPtr> CrossEntropyBackwardBackward::apply(const TensorImplPtr& up) {
+  const auto &g = saved_[0], &xc = saved_[1], &tc = saved_[2];
+  if (!up) return {nullptr, nullptr, nullptr};
+  const DType dt = xc->dtype;
+  const auto gs = grad_scale(*this, g, dt);
+  const bool need_ds = needs_input_grad(0), need_dx = needs_input_grad(1);
+  const bool need_dq = prob_target_ && !wrt_target_ && needs_input_grad(2);
+  if (!need_ds && !need_dx && !need_dq) return {nullptr, nullptr, nullptr};
+  auto uc = contiguous_raw(cast_raw(up, dt));
+  auto d_s = maybe_empty(need_ds, {geom_.outer * geom_.inner}, acc_dtype(dt));
+  auto d_x = maybe_empty(need_dx, xc->shape, dt);
+  auto d_q = maybe_empty(need_dq, xc->shape, dt);
+  double total = 0;
+  LUCID_DISPATCH_FLOAT(dt, name(), [&] {
+    using T = scalar_t;
+    using A = acc_t<T>;
+    const T* u = wrt_target_ ? nullptr : uc->data<T>();
+    const T* uq = wrt_target_ ? uc->data<T>() : nullptr;
+    kernels::cross_entropy_double_backward<T>(
+        xc->data<T>(), prob_target_ ? nullptr : tc->data<int64_t>(), prob_target_ ? tc->data<T>() : nullptr,
+        ptr<T>(weight_), saved_lse_->data<A>(), gs.data<T>(), gs.scale, u, uq, d_s ? d_s->data<A>() : nullptr,
+        ptr<T>(d_x), ptr<T>(d_q), geom_, ignore_index_, label_smoothing_);
+    if (d_s && reduction_ != Reduction::None) {
+      const A* p = d_s->data<A>();
+      for (int64_t i = 0, n = d_s->numel(); i < n; ++i) total += double(p[i]);
+    }
+  });
+  TensorImplPtr d_g;
+  if (d_s) {
+    if (reduction_ == Reduction::None) d_g = cast_raw(make_view(d_s, g->shape, contiguous_strides(g->shape), 0), g->dtype);
+    else d_g = scalar_tensor(reduction_ == Reduction::Mean ? total / denom_ : total, g->dtype);
   }
-  return {gx, gq, nullptr};
+  return {d_g, cast_or_null(d_x, in_dtype_), cast_or_null(d_q, target_dtype_)};
 }
 
 // ---- nll_loss --------------------------------------------------------------------------

@@ -58,11 +58,32 @@ struct CrossEntropyBackward : FuncOp<CrossEntropyBackward, 3>, LossMeta {
   bool prob_target_ = false;
   const char* name() const override { return "CrossEntropyBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
-  // create_graph: g * (c - softmax(x) sum_c c) with c = d loss / d log_softmax(x), recorded.
+  // create_graph: the same fused values, each recorded with a CrossEntropyBackwardBackward node.
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_lse_.reset();
     AutogradNode<CrossEntropyBackward, 3>::release_saved();
+  }
+};
+
+// The node of one output of CrossEntropyBackward under create_graph=True (gx, or gq when
+// wrt_target_): maps its upstream to {d grad_out, d input, d target} in one fused pass from the
+// saved logsumexp (kernels/cpu/loss.h: cross_entropy_double_backward); label smoothing, class
+// weights and ignore_index as the first order. Saved: grad_out, input (compute dtype), target;
+// edges: grad_out's, then the first-order node's own input and target edges.
+struct CrossEntropyBackwardBackward : FuncOp<CrossEntropyBackwardBackward, 3>, LossMeta {
+  static const OpSchema& schema_v1;  // {cross_entropy_backward, 1, ForceFP32, produces_grad}
+  TensorImplPtr saved_lse_, weight_;  // weight_: the class weights (a constant), or null
+  kernels::ClassGeom geom_;
+  int64_t ignore_index_ = -100;
+  double label_smoothing_ = 0;
+  bool prob_target_ = false, wrt_target_ = false;
+  const char* name() const override { return "CrossEntropyBackwardBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  void release_saved() override {
+    saved_lse_.reset();
+    weight_.reset();
+    AutogradNode<CrossEntropyBackwardBackward, 3>::release_saved();
   }
 };
 

@@ -40,9 +40,12 @@ void rnn_gemm(int64_t m, int64_t n, int64_t k, const T* a, kernels::MatLayout la
 // each on the calling thread. Waking its pool for a product this size costs more than the product,
 // and on a shared machine every step would wait for a descheduled worker (measured: 5x slower
 // training steps at 2 threads under load). OpenBLAS goes serial below 65536 * 4 multiply-adds.
+// With a single-threaded OpenBLAS (pylucid's default) there is no pool to wake: one call per step
+// instead of one per block (each call has a fixed cost, and narrow blocks run less efficiently).
 template <class T>
 void step_gemm(int64_t m, int64_t n, int64_t k, const T* a, kernels::MatLayout la, const T* b, kernels::MatLayout lb,
                T beta, T* c, int64_t ldc) {
+  if (kernels::blas_num_threads() <= 1) return rnn_gemm<T>(m, n, k, a, la, b, lb, beta, c, ldc);
   constexpr int64_t kSerialMacs = (int64_t(1) << 18) - 1;
   const int64_t nc = std::max<int64_t>(1, kSerialMacs / std::max<int64_t>(1, m * k));
   for (int64_t j0 = 0; j0 < n; j0 += nc) {
@@ -283,7 +286,10 @@ std::vector<TensorImplPtr> RnnBackward::apply(const TensorImplPtr& grad_out) {
       }
       if (needs_input_grad(6)) {
         dbhh = empty({GH}, wd);
-        col_sum(dh, TB, GH, dbhh->data<S>());
+        if (dbih && dh == dg)  // both biases add to the same pre-activations (all but the GRU)
+          std::memcpy(dbhh->data<S>(), dbih->data<S>(), size_t(GH) * sizeof(S));
+        else
+          col_sum(dh, TB, GH, dbhh->data<S>());
       }
       if (hpre_ && needs_input_grad(7)) {
         dwhr = empty({Hout, H}, wd);

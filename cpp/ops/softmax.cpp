@@ -75,7 +75,7 @@ TensorImplPtr softmax_impl(const TensorImplPtr& x, int64_t dim) {
 }  // namespace
 
 template <bool Log>
-std::vector<TensorImplPtr> SoftmaxBackwardT<Log>::apply(const TensorImplPtr& grad_out) {
+TensorImplPtr SoftmaxBackwardT<Log>::backward_raw(const TensorImplPtr& grad_out) const {
   const auto& y = this->saved_[0];
   auto g = contiguous_raw(cast_raw(grad_out, y->dtype));
   auto gx = empty(y->shape, y->dtype);
@@ -83,17 +83,50 @@ std::vector<TensorImplPtr> SoftmaxBackwardT<Log>::apply(const TensorImplPtr& gra
     kernels::softmax_backward<scalar_t>(y->template data<scalar_t>(), g->template data<scalar_t>(),
                                         gx->template data<scalar_t>(), outer_, n_, inner_, Log);
   });
-  return {cast_raw(gx, in_dtype_)};
+  return gx;
+}
+
+template <bool Log>
+std::vector<TensorImplPtr> SoftmaxBackwardT<Log>::apply(const TensorImplPtr& grad_out) {
+  return {cast_raw(backward_raw(grad_out), in_dtype_)};
 }
 
 template <bool Log>
 std::vector<TensorImplPtr> SoftmaxBackwardT<Log>::apply_graph(const TensorImplPtr& grad_out) {
-  auto y = this->saved_output(0);
-  auto g = to(grad_out, y->dtype, false);
+  const auto& y = this->saved_[0];
+  auto g = to(grad_out, y->dtype, false);  // recorded when the dtype changes
   TensorImplPtr gx;
-  if constexpr (Log) gx = sub(g, mul(exp(y), sum(g, {dim_}, /*keepdim=*/true)));
-  else gx = mul(y, sub(g, sum(mul(g, y), {dim_}, /*keepdim=*/true)));
+  {
+    NoGradGuard no_grad;
+    gx = backward_raw(g);
+  }
+  // x requires grad (this node exists), so the value always depends on y through this node.
+  auto n = std::make_shared<SoftmaxBackwardBackwardT<Log>>();
+  n->next_edges = {g->requires_grad ? gradient_edge(g) : Edge{}, Edge{this->shared_from_this(), 0}};
+  n->save(0, g);
+  n->save(1, y);
+  n->outer_ = outer_, n->n_ = n_, n->inner_ = inner_;
+  attach_node(gx, std::move(n));
   return {to(gx, in_dtype_, false)};
+}
+
+template <bool Log>
+std::vector<TensorImplPtr> SoftmaxBackwardBackwardT<Log>::apply(const TensorImplPtr& up) {
+  const auto &g = this->saved_[0], &y = this->saved_[1];
+  const bool need_dg = this->needs_input_grad(0), need_dy = this->needs_input_grad(1);
+  if (!up || (!need_dg && !need_dy)) return {nullptr, nullptr};
+  const DType dt = y->dtype;
+  auto gc = contiguous_raw(g);
+  auto uc = contiguous_raw(cast_raw(up, dt));
+  auto d_g = need_dg ? empty(y->shape, dt) : nullptr;
+  auto d_y = need_dy ? empty(y->shape, dt) : nullptr;
+  LUCID_DISPATCH_FLOAT(dt, name(), [&] {
+    using T = scalar_t;
+    kernels::softmax_double_backward<T>(y->template data<T>(), gc->template data<T>(), uc->template data<T>(),
+                                        d_g ? d_g->template data<T>() : nullptr,
+                                        d_y ? d_y->template data<T>() : nullptr, outer_, n_, inner_, Log);
+  });
+  return {d_g, d_y};
 }
 
 template <>
@@ -103,8 +136,17 @@ template <>
 const OpSchema& SoftmaxBackwardT<true>::schema_v1 = register_schema(
     {.name = "log_softmax", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
 
+template <>
+const OpSchema& SoftmaxBackwardBackwardT<false>::schema_v1 = register_schema(
+    {.name = "softmax_backward", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+template <>
+const OpSchema& SoftmaxBackwardBackwardT<true>::schema_v1 = register_schema(
+    {.name = "log_softmax_backward", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+
 template struct SoftmaxBackwardT<false>;
 template struct SoftmaxBackwardT<true>;
+template struct SoftmaxBackwardBackwardT<false>;
+template struct SoftmaxBackwardBackwardT<true>;
 
 TensorImplPtr softmax(const TensorImplPtr& x, int64_t dim) { return softmax_impl<false>(x, dim); }
 TensorImplPtr log_softmax(const TensorImplPtr& x, int64_t dim) { return softmax_impl<true>(x, dim); }

@@ -3,6 +3,7 @@
 //   log_softmax: y = x - m - log sum exp(x - m)
 // The backward reads only the saved output (a detached alias sharing its version counter):
 //   softmax dx = y * (g - sum(g * y)),  log_softmax dx = g - exp(y) * sum(g).
+// Its own backward (create_graph) is one fused node too: see SoftmaxBackwardBackwardT.
 // AmpPolicy ForceFP32: under autocast half inputs compute and return float32; float64 stays.
 // The gradient returns in the input's dtype. A 0-d input is a row of one element.
 #pragma once
@@ -22,13 +23,30 @@ struct SoftmaxBackwardT : FuncOp<SoftmaxBackwardT<Log>, 1> {
   DType in_dtype_ = kDefaultFloat;
   const char* name() const override { return Log ? "LogSoftmaxBackward" : "SoftmaxBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
-  // create_graph: softmax y (g - sum(g y)), log_softmax g - exp(y) sum(g), with recorded ops on
-  // the saved output (whose grad_fn is this node again).
+  // create_graph: the same fused value, recorded with a (Log)SoftmaxBackwardBackward node.
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
+  // gx in the saved output's dtype (g already in it).
+  TensorImplPtr backward_raw(const TensorImplPtr& g) const;
 };
 template <> const OpSchema& SoftmaxBackwardT<false>::schema_v1;
 template <> const OpSchema& SoftmaxBackwardT<true>::schema_v1;
 using SoftmaxBackward = SoftmaxBackwardT<false>;
 using LogSoftmaxBackward = SoftmaxBackwardT<true>;
+
+// The node of gx = SoftmaxBackward(g, y) under create_graph=True: maps the upstream u to
+// {d g, d y} in one fused pass (kernels/cpu/softmax.h: softmax_double_backward). Its y edge is
+// the forward's own node, so d y flows on into x through the first-order fused backward.
+// Saved: g, y (the detached saved output).
+template <bool Log>
+struct SoftmaxBackwardBackwardT : FuncOp<SoftmaxBackwardBackwardT<Log>, 2> {
+  static const OpSchema& schema_v1;
+  int64_t outer_ = 1, n_ = 1, inner_ = 1;
+  const char* name() const override { return Log ? "LogSoftmaxBackwardBackward" : "SoftmaxBackwardBackward"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+};
+template <> const OpSchema& SoftmaxBackwardBackwardT<false>::schema_v1;
+template <> const OpSchema& SoftmaxBackwardBackwardT<true>::schema_v1;
+using SoftmaxBackwardBackward = SoftmaxBackwardBackwardT<false>;
+using LogSoftmaxBackwardBackward = SoftmaxBackwardBackwardT<true>;
 
 }  // namespace lucid

@@ -275,6 +275,115 @@ struct ErfOp {
   template <class A> A df(A g, A x) const { return g * A(k2OverSqrtPi) * std::exp(-x * x); }
   template <class A> A ddf(A g, A x) const { return A(-2) * x * g * A(k2OverSqrtPi) * std::exp(-x * x); }
 };
+// The trigonometric, hyperbolic and base-2/10 functions: std:: on the accumulation type.
+struct TanOp {
+  static constexpr const char *kName = "tan", *kNode = "TanBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Output;
+  template <class A> A f(A x) const { return std::tan(x); }
+  template <class A> A df(A g, A y) const { return g * (A(1) + y * y); }
+  template <class A> A ddf(A g, A y) const { return A(2) * g * y; }
+};
+struct AsinOp {
+  static constexpr const char *kName = "asin", *kNode = "AsinBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return std::asin(x); }
+  template <class A> A df(A g, A x) const { return g / std::sqrt(A(1) - x * x); }
+  template <class A> A ddf(A g, A x) const { return g * x / ((A(1) - x * x) * std::sqrt(A(1) - x * x)); }
+};
+struct AcosOp {
+  static constexpr const char *kName = "acos", *kNode = "AcosBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return std::acos(x); }
+  template <class A> A df(A g, A x) const { return -g / std::sqrt(A(1) - x * x); }
+  template <class A> A ddf(A g, A x) const { return -g * x / ((A(1) - x * x) * std::sqrt(A(1) - x * x)); }
+};
+struct AtanOp {
+  static constexpr const char *kName = "atan", *kNode = "AtanBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return std::atan(x); }
+  template <class A> A df(A g, A x) const { return g / (A(1) + x * x); }
+  template <class A> A ddf(A g, A x) const { return A(-2) * g * x / ((A(1) + x * x) * (A(1) + x * x)); }
+};
+struct SinhOp {
+  static constexpr const char *kName = "sinh", *kNode = "SinhBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return std::sinh(x); }
+  template <class A> A df(A g, A x) const { return g * std::cosh(x); }
+  template <class A> A ddf(A g, A x) const { return g * std::sinh(x); }
+};
+struct CoshOp {
+  static constexpr const char *kName = "cosh", *kNode = "CoshBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return std::cosh(x); }
+  template <class A> A df(A g, A x) const { return g * std::sinh(x); }
+  template <class A> A ddf(A g, A x) const { return g * std::cosh(x); }
+};
+struct AsinhOp {
+  static constexpr const char *kName = "asinh", *kNode = "AsinhBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return std::asinh(x); }
+  template <class A> A df(A g, A x) const { return g / std::sqrt(x * x + A(1)); }
+  template <class A> A ddf(A g, A x) const { return -g * x / ((x * x + A(1)) * std::sqrt(x * x + A(1))); }
+};
+struct AcoshOp {
+  static constexpr const char *kName = "acosh", *kNode = "AcoshBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return std::acosh(x); }
+  template <class A> A df(A g, A x) const { return g / std::sqrt(x * x - A(1)); }
+  template <class A> A ddf(A g, A x) const { return -g * x / ((x * x - A(1)) * std::sqrt(x * x - A(1))); }
+};
+struct AtanhOp {
+  static constexpr const char *kName = "atanh", *kNode = "AtanhBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  template <class A> A f(A x) const { return std::atanh(x); }
+  template <class A> A df(A g, A x) const { return g / (A(1) - x * x); }
+  template <class A> A ddf(A g, A x) const { return A(2) * g * x / ((A(1) - x * x) * (A(1) - x * x)); }
+};
+struct Log2Op {
+  static constexpr const char *kName = "log2", *kNode = "Log2Backward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  static constexpr double kLn2 = 0.69314718055994530942;
+  template <class A> A f(A x) const { return std::log2(x); }
+  template <class A> A df(A g, A x) const { return g / (x * A(kLn2)); }
+  template <class A> A ddf(A g, A x) const { return -g / (x * x * A(kLn2)); }
+};
+struct Log10Op {
+  static constexpr const char *kName = "log10", *kNode = "Log10Backward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  static constexpr double kLn10 = 2.30258509299404568402;
+  template <class A> A f(A x) const { return std::log10(x); }
+  template <class A> A df(A g, A x) const { return g / (x * A(kLn10)); }
+  template <class A> A ddf(A g, A x) const { return -g / (x * x * A(kLn10)); }
+};
+struct Exp2Op {
+  static constexpr const char *kName = "exp2", *kNode = "Exp2Backward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Output;
+  static constexpr double kLn2 = 0.69314718055994530942;
+  template <class A> A f(A x) const { return std::exp2(x); }
+  template <class A> A df(A g, A y) const { return g * y * A(kLn2); }
+  template <class A> A ddf(A g, A) const { return g * A(kLn2); }
+};
+struct ErfcOp {
+  static constexpr const char *kName = "erfc", *kNode = "ErfcBackward";
+  static constexpr Domain kDomain = Domain::FloatPromote;
+  static constexpr Saves kSaves = Saves::Input;
+  static constexpr double k2OverSqrtPi = 1.12837916709551257390;
+  template <class A> A f(A x) const { return std::erfc(x); }
+  template <class A> A df(A g, A x) const { return -g * A(k2OverSqrtPi) * std::exp(-x * x); }
+  template <class A> A ddf(A g, A x) const { return A(2) * x * g * A(k2OverSqrtPi) * std::exp(-x * x); }
+};
 // floor/ceil/trunc/round: piecewise constant, so the gradient is zero (PyTorch records a node
 // that returns zeros). Integers pass through unchanged (round refuses them, as PyTorch).
 template <class A, class F> A round_int(A x, F fn) {
@@ -468,6 +577,19 @@ LUCID_UNARY_SCHEMA(FloorOp, "floor", KeepInput)
 LUCID_UNARY_SCHEMA(CeilOp, "ceil", KeepInput)
 LUCID_UNARY_SCHEMA(TruncOp, "trunc", KeepInput)
 LUCID_UNARY_SCHEMA(RoundOp, "round", KeepInput)
+LUCID_UNARY_SCHEMA(TanOp, "tan", KeepInput)
+LUCID_UNARY_SCHEMA(AsinOp, "asin", KeepInput)
+LUCID_UNARY_SCHEMA(AcosOp, "acos", KeepInput)
+LUCID_UNARY_SCHEMA(AtanOp, "atan", KeepInput)
+LUCID_UNARY_SCHEMA(SinhOp, "sinh", KeepInput)
+LUCID_UNARY_SCHEMA(CoshOp, "cosh", KeepInput)
+LUCID_UNARY_SCHEMA(AsinhOp, "asinh", KeepInput)
+LUCID_UNARY_SCHEMA(AcoshOp, "acosh", KeepInput)
+LUCID_UNARY_SCHEMA(AtanhOp, "atanh", KeepInput)
+LUCID_UNARY_SCHEMA(Log2Op, "log2", ForceFP32)
+LUCID_UNARY_SCHEMA(Log10Op, "log10", ForceFP32)
+LUCID_UNARY_SCHEMA(Exp2Op, "exp2", ForceFP32)
+LUCID_UNARY_SCHEMA(ErfcOp, "erfc", ForceFP32)
 #undef LUCID_UNARY_SCHEMA
 
 const OpSchema& kSignSchema = register_schema(
@@ -545,6 +667,8 @@ TensorImplPtr unary_op(const TensorImplPtr& x, const Op& op = Op{}) {
 
 template <class Op>
 TensorImplPtr unary_inplace(const TensorImplPtr& x, const Op& op, const char* name) {
+  if (inplace_records(x, {}, name))  // an op that saves its input gets a copy of x's old value
+    return rebase_inplace(x, unary_op(Op::kSaves == Saves::Input ? clone(x) : x, op), name);
   check_inplace(x, name);
   domain_dtype<Op>(x->dtype);
   run_forward(x, x, op);
@@ -581,6 +705,19 @@ TensorImplPtr silu(const TensorImplPtr& x) { return unary_op<SiluOp>(x); }
 TensorImplPtr log1p(const TensorImplPtr& x) { return unary_op<Log1pOp>(x); }
 TensorImplPtr expm1(const TensorImplPtr& x) { return unary_op<Expm1Op>(x); }
 TensorImplPtr erf(const TensorImplPtr& x) { return unary_op<ErfOp>(x); }
+TensorImplPtr tan(const TensorImplPtr& x) { return unary_op<TanOp>(x); }
+TensorImplPtr asin(const TensorImplPtr& x) { return unary_op<AsinOp>(x); }
+TensorImplPtr acos(const TensorImplPtr& x) { return unary_op<AcosOp>(x); }
+TensorImplPtr atan(const TensorImplPtr& x) { return unary_op<AtanOp>(x); }
+TensorImplPtr sinh(const TensorImplPtr& x) { return unary_op<SinhOp>(x); }
+TensorImplPtr cosh(const TensorImplPtr& x) { return unary_op<CoshOp>(x); }
+TensorImplPtr asinh(const TensorImplPtr& x) { return unary_op<AsinhOp>(x); }
+TensorImplPtr acosh(const TensorImplPtr& x) { return unary_op<AcoshOp>(x); }
+TensorImplPtr atanh(const TensorImplPtr& x) { return unary_op<AtanhOp>(x); }
+TensorImplPtr log2(const TensorImplPtr& x) { return unary_op<Log2Op>(x); }
+TensorImplPtr log10(const TensorImplPtr& x) { return unary_op<Log10Op>(x); }
+TensorImplPtr exp2(const TensorImplPtr& x) { return unary_op<Exp2Op>(x); }
+TensorImplPtr erfc(const TensorImplPtr& x) { return unary_op<ErfcOp>(x); }
 TensorImplPtr floor(const TensorImplPtr& x) { return unary_op<FloorOp>(x); }
 TensorImplPtr ceil(const TensorImplPtr& x) { return unary_op<CeilOp>(x); }
 TensorImplPtr trunc(const TensorImplPtr& x) { return unary_op<TruncOp>(x); }
@@ -619,6 +756,45 @@ TensorImplPtr isnan(const TensorImplPtr& x) {
   return unary_apply<true>("isnan", x, []<class A>() {
     return [](A v) {
       if constexpr (std::is_floating_point_v<A>) return std::isnan(v);
+      else return (void)v, false;
+    };
+  });
+}
+
+TensorImplPtr isinf(const TensorImplPtr& x) {
+  (void)kIsfiniteSchema;
+  return unary_apply<true>("isinf", x, []<class A>() {
+    return [](A v) {
+      if constexpr (std::is_floating_point_v<A>) return std::isinf(v);
+      else return (void)v, false;
+    };
+  });
+}
+
+TensorImplPtr isposinf(const TensorImplPtr& x) {
+  return unary_apply<true>("isposinf", x, []<class A>() {
+    return [](A v) {
+      if constexpr (std::is_floating_point_v<A>) return std::isinf(v) && v > A(0);
+      else return (void)v, false;
+    };
+  });
+}
+
+TensorImplPtr isneginf(const TensorImplPtr& x) {
+  return unary_apply<true>("isneginf", x, []<class A>() {
+    return [](A v) {
+      if constexpr (std::is_floating_point_v<A>) return std::isinf(v) && v < A(0);
+      else return (void)v, false;
+    };
+  });
+}
+
+TensorImplPtr signbit(const TensorImplPtr& x) {
+  return unary_apply<true>("signbit", x, []<class A>() {
+    return [](A v) {
+      // NOTE: std::signbit here vectorises into an insn gcc 12 cannot emit (ICE); copysign reads the same bit.
+      if constexpr (std::is_floating_point_v<A>) return std::copysign(A(1), v) < A(0);
+      else if constexpr (std::is_signed_v<A>) return v < A(0);
       else return (void)v, false;
     };
   });

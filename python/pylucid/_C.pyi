@@ -13,7 +13,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'RnnBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'add', 'amax', 'amin', 'argmax', 'argmin', 'argsort', 'bernoulli', 'bincount', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cumprod', 'cumsum', 'default_generator', 'diagonal', 'div', 'dot', 'dtype', 'empty_cache', 'erf', 'exp', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'get_num_threads', 'histc', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isnan', 'linear', 'log', 'log1p', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reset_peak_memory_stats', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'searchsorted', 'select', 'set_cache_limit', 'set_num_threads', 'sigmoid', 'sign', 'silu', 'sin', 'sort', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tanh', 'topk', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unique', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'RnnBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'acos', 'acosh', 'add', 'amax', 'amin', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmin', 'argsort', 'asin', 'asinh', 'atan', 'atan2', 'atanh', 'bernoulli', 'bincount', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cosh', 'cumprod', 'cumsum', 'default_generator', 'diagonal', 'div', 'dot', 'dtype', 'empty_cache', 'erf', 'erfc', 'exp', 'exp2', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'get_num_threads', 'histc', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'linear', 'log', 'log10', 'log1p', 'log2', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reset_peak_memory_stats', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'searchsorted', 'select', 'set_cache_limit', 'set_num_threads', 'sigmoid', 'sign', 'signbit', 'silu', 'sin', 'sinh', 'sort', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tan', 'tanh', 'topk', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unique', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -144,7 +144,10 @@ class Tensor:
     def __floordiv__(self, arg0: typing.Any) -> Tensor:
         ...
     def __format__(self, spec):
-        ...
+        """
+        As PyTorch: a 0-d tensor formats as its Python number (``f"{loss}"`` prints ``0.6931...``,
+            ``f"{loss:.3f}"`` ``0.693``); other tensors format as their ``str``.
+        """
     def __ge__(self, arg0: typing.Any) -> Tensor:
         ...
     def __getitem__(self, arg0: typing.Any) -> Tensor:
@@ -200,7 +203,9 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         ...
     def __repr__(self):
-        ...
+        """
+        PyTorch's print format (see ``_tensor_str``): ``tensor([ 1.0000, -2.5000], requires_grad=True)``.
+        """
     def __rfloordiv__(self, arg0: typing.Any) -> Tensor:
         ...
     def __rmatmul__(self, arg0: typing.Any) -> Tensor:
@@ -222,7 +227,9 @@ class Tensor:
     def __setitem__(self, arg0: typing.Any, arg1: typing.Any) -> None:
         ...
     def __str__(self):
-        ...
+        """
+        PyTorch's print format (see ``_tensor_str``): ``tensor([ 1.0000, -2.5000], requires_grad=True)``.
+        """
     def __sub__(self, arg0: typing.Any) -> Tensor:
         ...
     def __truediv__(self, arg0: typing.Any) -> Tensor:
@@ -235,7 +242,23 @@ class Tensor:
         """
     def abs_(self, *args, **kwargs):
         """
-        In-place abs: writes the result into self and returns self (not recorded by autograd).
+        In-place abs: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def acos(self) -> Tensor:
+        """
+        Arccosine (NaN outside [-1, 1]), elementwise (integers promote to float32).
+        """
+    def acos_(self, *args, **kwargs):
+        """
+        In-place acos: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def acosh(self) -> Tensor:
+        """
+        Inverse hyperbolic cosine (NaN below 1), elementwise (integers promote to float32).
+        """
+    def acosh_(self, *args, **kwargs):
+        """
+        In-place acosh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def add(self, *args, **kwargs):
         """
@@ -243,7 +266,23 @@ class Tensor:
         """
     def add_(self, other: typing.Any, *, alpha: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> Tensor:
         """
-        self += alpha * other in place (other a Tensor or number, broadcast to self's shape; its result dtype must cast to self's) and returns self. Not recorded by autograd: refused on a tensor that requires grad while grad mode is on.
+        self += alpha * other in place (other a Tensor or number, broadcast to self's shape; its result dtype must cast to self's) and returns self. Under autograd it is recorded as PyTorch records it (refused on a leaf that requires grad).
+        """
+    def addcdiv(self, *args, **kwargs):
+        """
+        ``input + value * tensor1 / tensor2`` elementwise with broadcasting.
+        """
+    def addcdiv_(self, *args, **kwargs):
+        """
+        In-place addcdiv: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def addcmul(self, *args, **kwargs):
+        """
+        ``input + value * tensor1 * tensor2`` elementwise with broadcasting.
+        """
+    def addcmul_(self, *args, **kwargs):
+        """
+        In-place addcmul: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def addmm(self, *args, _fn = pylucid._math_ext.addmm, **kwargs):
         """
@@ -259,19 +298,77 @@ class Tensor:
         """
         True when :func:`pylucid.isclose` holds everywhere (a Python bool).
         """
-    def amax(self, dim: typing.Any = (), keepdim: builtins.bool = False) -> Tensor:
+    def amax(self, dim: typing.Any = (), keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Largest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
         """
-    def amin(self, dim: typing.Any = (), keepdim: builtins.bool = False) -> Tensor:
+    def amin(self, dim: typing.Any = (), keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Smallest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
         """
-    def argmax(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+    def arccos(self) -> Tensor:
+        """
+        Alias of acos.
+        """
+    def arccos_(self, *args, **kwargs):
+        """
+        In-place arccos: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def arccosh(self) -> Tensor:
+        """
+        Alias of acosh.
+        """
+    def arccosh_(self, *args, **kwargs):
+        """
+        In-place arccosh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def arcsin(self) -> Tensor:
+        """
+        Alias of asin.
+        """
+    def arcsin_(self, *args, **kwargs):
+        """
+        In-place arcsin: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def arcsinh(self) -> Tensor:
+        """
+        Alias of asinh.
+        """
+    def arcsinh_(self, *args, **kwargs):
+        """
+        In-place arcsinh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def arctan(self) -> Tensor:
+        """
+        Alias of atan.
+        """
+    def arctan2(self, *args, **kwargs):
+        """
+        atan2(input: pylucid._C.Tensor, other: object) -> pylucid._C.Tensor
+        
+        The angle of the point (other, input) in radians, in [-pi, pi], elementwise with broadcasting (integers promote to float32).
+        """
+    def arctan2_(self, *args, **kwargs):
+        """
+        In-place arctan2: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def arctan_(self, *args, **kwargs):
+        """
+        In-place arctan: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def arctanh(self) -> Tensor:
+        """
+        Alias of atanh.
+        """
+    def arctanh_(self, *args, **kwargs):
+        """
+        In-place arctanh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def argmax(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Index (int64) of the first maximum along dim, or into the flattened input when dim is None.
         """
-    def argmin(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+    def argmin(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Index (int64) of the first minimum along dim, or into the flattened input when dim is None.
         """
@@ -282,6 +379,48 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.argsort(pylucid.tensor([3, 1, 2])).tolist()
         [1, 2, 0]
+        """
+    def asin(self) -> Tensor:
+        """
+        Arcsine (NaN outside [-1, 1]), elementwise (integers promote to float32).
+        """
+    def asin_(self, *args, **kwargs):
+        """
+        In-place asin: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def asinh(self) -> Tensor:
+        """
+        Inverse hyperbolic sine, elementwise (integers promote to float32).
+        """
+    def asinh_(self, *args, **kwargs):
+        """
+        In-place asinh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def atan(self) -> Tensor:
+        """
+        Arctangent, elementwise (integers promote to float32).
+        """
+    def atan2(self, *args, **kwargs):
+        """
+        atan2(input: pylucid._C.Tensor, other: object) -> pylucid._C.Tensor
+        
+        The angle of the point (other, input) in radians, in [-pi, pi], elementwise with broadcasting (integers promote to float32).
+        """
+    def atan2_(self, *args, **kwargs):
+        """
+        In-place atan2: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def atan_(self, *args, **kwargs):
+        """
+        In-place atan: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def atanh(self) -> Tensor:
+        """
+        Inverse hyperbolic tangent (inf at +-1, NaN outside), elementwise (integers promote to float32).
+        """
+    def atanh_(self, *args, **kwargs):
+        """
+        In-place atanh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def backward(self, gradient = None, retain_graph = None, create_graph = False, inputs = None):
         """
@@ -377,7 +516,7 @@ class Tensor:
         """
     def copy_(self, arg0: Tensor) -> Tensor:
         """
-        Copies src (broadcast to this shape, converted to this dtype) into this tensor in place and returns it. Not recorded by autograd: refused on a tensor that requires grad while grad mode is on.
+        Copies src (broadcast to this shape, converted to this dtype) into this tensor in place and returns it. Recorded by autograd: the gradient flows to src (refused on a leaf that requires grad).
         """
     def cos(self) -> Tensor:
         """
@@ -385,11 +524,24 @@ class Tensor:
         """
     def cos_(self, *args, **kwargs):
         """
-        In-place cos: writes the result into self and returns self (not recorded by autograd).
+        In-place cos: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def cosh(self) -> Tensor:
+        """
+        Hyperbolic cosine, elementwise (integers promote to float32).
+        """
+    def cosh_(self, *args, **kwargs):
+        """
+        In-place cosh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def cpu(self):
         """
         This tensor itself: pylucid tensors are always on the CPU (PyTorch returns self there too).
+        """
+    def cross(self, *args, **kwargs):
+        """
+        The cross product of 3-vectors along ``dim`` (by default the first dim of size 3, as
+            ``torch.cross``); inputs broadcast.
         """
     def cuda(self, device = None, non_blocking = False, memory_format = None):
         """
@@ -414,6 +566,14 @@ class Tensor:
     def data_ptr(self) -> builtins.int:
         """
         The address of the first element as an int (storage start plus storage_offset * element_size); views of one storage can be compared by it.
+        """
+    def deg2rad(self, *args, **kwargs):
+        """
+        Degrees to radians, elementwise (integers promote to float32).
+        """
+    def deg2rad_(self, *args, **kwargs):
+        """
+        In-place deg2rad: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def detach(self) -> Tensor:
         """
@@ -451,7 +611,7 @@ class Tensor:
         """
     def div_(self, arg0: typing.Any) -> typing.Any:
         """
-        self /= other in place (true division: self must be floating; other broadcast to self's shape) and returns self; not recorded by autograd.
+        self /= other in place (true division: self must be floating; other broadcast to self's shape) and returns self; recorded by autograd (refused on a leaf that requires grad).
         """
     def divide(self, *args, **kwargs):
         """
@@ -481,13 +641,29 @@ class Tensor:
         """
         The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt (integers promote to float32).
         """
+    def erfc(self) -> Tensor:
+        """
+        1 - erf(input), accurate where erf is near 1, elementwise (integers promote to float32).
+        """
+    def erfc_(self, *args, **kwargs):
+        """
+        In-place erfc: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def exp(self) -> Tensor:
         """
         e^input, elementwise (integers promote to float32).
         """
+    def exp2(self) -> Tensor:
+        """
+        2^input, elementwise (integers promote to float32).
+        """
+    def exp2_(self, *args, **kwargs):
+        """
+        In-place exp2: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def exp_(self, *args, **kwargs):
         """
-        In-place exp: writes the result into self and returns self (not recorded by autograd).
+        In-place exp: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def expand(self, *args) -> Tensor:
         """
@@ -507,7 +683,7 @@ class Tensor:
         """
     def fill_(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
         """
-        Sets every element to value (converted to this dtype) in place and returns self; not recorded by autograd (refused on a tensor that requires grad while grad mode is on).
+        Sets every element to value (converted to this dtype) in place and returns self; the old value's history is dropped (refused on a leaf that requires grad while grad mode is on).
         """
     def fix(self) -> Tensor:
         """
@@ -552,6 +728,14 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.fmod(pylucid.tensor([-3, 3]), 2).tolist()
         [-1, 1]
+        """
+    def frac(self, *args, **kwargs):
+        """
+        The fractional part ``input - trunc(input)`` (sign of input); its gradient is 1.
+        """
+    def frac_(self, *args, **kwargs):
+        """
+        In-place frac: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def gather(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         """
@@ -599,6 +783,14 @@ class Tensor:
         >>> pylucid.histc(pylucid.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
         [0.0, 2.0, 1.0, 0.0]
         """
+    def hypot(self, *args, **kwargs):
+        """
+        ``sqrt(input**2 + other**2)`` elementwise with broadcasting.
+        """
+    def hypot_(self, *args, **kwargs):
+        """
+        In-place hypot: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def index_select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         """
         The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
@@ -625,17 +817,42 @@ class Tensor:
         """
         Bool tensor: True where input is neither inf nor NaN.
         """
+    def isinf(self) -> Tensor:
+        """
+        Bool tensor: True where input is +inf or -inf.
+        """
     def isnan(self) -> Tensor:
         """
         Bool tensor: True where input is NaN.
+        """
+    def isneginf(self) -> Tensor:
+        """
+        Bool tensor: True where input is -inf.
+        """
+    def isposinf(self) -> Tensor:
+        """
+        Bool tensor: True where input is +inf.
         """
     def item(self) -> typing.Any:
         """
         The value of a one-element tensor as a Python bool, builtins.int or float (by dtype); raises for any other size.
         """
+    def kron(self, *args, **kwargs):
+        """
+        The Kronecker product: out[i*p + k, j*q + l] = input[i, j] * other[k, l] (any number of dims).
+        """
     def le(self, *args, **kwargs):
         """
         input <= other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def lerp(self, *args, **kwargs):
+        """
+        ``input + weight * (end - input)``, evaluated as PyTorch does (from ``end`` when
+            ``|weight| >= 0.5``, which keeps ``lerp(a, b, 1) == b`` exact); weight a number or a Tensor.
+        """
+    def lerp_(self, *args, **kwargs):
+        """
+        In-place lerp: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def less(self, *args, **kwargs):
         """
@@ -649,17 +866,45 @@ class Tensor:
         """
         Natural logarithm, elementwise (integers promote to float32).
         """
+    def log10(self) -> Tensor:
+        """
+        Base-10 logarithm, elementwise (integers promote to float32).
+        """
+    def log10_(self, *args, **kwargs):
+        """
+        In-place log10: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def log1p(self) -> Tensor:
         """
         log(1 + input), accurate for small input (integers promote to float32).
         """
+    def log2(self) -> Tensor:
+        """
+        Base-2 logarithm, elementwise (integers promote to float32).
+        """
+    def log2_(self, *args, **kwargs):
+        """
+        In-place log2: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def log_(self, *args, **kwargs):
         """
-        In-place log: writes the result into self and returns self (not recorded by autograd).
+        In-place log: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def log_softmax(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         x - logsumexp(x) along dim, computed stably; floating input, same shape. Float32 for half inputs under autocast; differentiable (LogSoftmaxBackward).
+        """
+    def logaddexp(self, *args, **kwargs):
+        """
+        ``log(exp(input) + exp(other))`` without overflow: ``max + log1p(exp(-|input - other|))``.
+        """
+    def logaddexp2(self, *args, **kwargs):
+        """
+        ``log2(2**input + 2**other)`` without overflow.
+        """
+    def logaddexp_(self, *args, **kwargs):
+        """
+        In-place logaddexp: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def logical_and(self, *args, **kwargs):
         """
@@ -677,7 +922,15 @@ class Tensor:
         """
         True where exactly one is nonzero; a bool tensor.
         """
-    def logsumexp(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+    def logit(self, *args, **kwargs):
+        """
+        ``log(p / (1 - p))``; with ``eps`` the input is first clamped to ``[eps, 1 - eps]``.
+        """
+    def logit_(self, *args, **kwargs):
+        """
+        In-place logit: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def logsumexp(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) with m the maximum, so large inputs do not overflow.
         
@@ -701,15 +954,19 @@ class Tensor:
         """
         In-place masked_fill: writes value (a number or 0-d tensor) where the bool mask, broadcast to self's shape, is True, and returns self; not recorded by autograd.
         """
+    def masked_select(self, *args, **kwargs):
+        """
+        The elements of input where the bool mask is True (both broadcast), as a 1-D tensor.
+        """
     def matmul(self, other: Tensor) -> Tensor:
         """
         Matrix product with numpy's rules: 1-D @ 1-D is a dot product, a 1-D operand is a row (left) or a column (right), N-D operands are stacks of matrices with broadcast batch dims. Both operands must share a dtype; under autocast floating operands run in the autocast dtype.
         
         >>> import pylucid
         >>> (pylucid.ones(5, 2, 3) @ pylucid.ones(3, 4)).shape
-        (5, 2, 4)
+        pylucid.Size([5, 2, 4])
         """
-    def max(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> typing.Any:
+    def max(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
         """
         max(input): the largest element (0-d). max(input, dim, keepdim=False): a named tuple (values, indices), the index of the first maximum. max(input, other): maximum. NaN propagates; the gradient is split evenly among ties.
         
@@ -721,11 +978,11 @@ class Tensor:
         """
         The elementwise larger of self and other (NaN propagates).
         """
-    def mean(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None) -> Tensor:
+    def mean(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """
         Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). An empty reduction gives NaN.
         """
-    def min(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> typing.Any:
+    def min(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
         """
         min(input): the smallest element (0-d). min(input, dim, keepdim=False): a named tuple (values, indices). min(input, other): minimum. NaN propagates; the gradient is split evenly among ties.
         """
@@ -751,7 +1008,7 @@ class Tensor:
         """
     def mul_(self, arg0: typing.Any) -> typing.Any:
         """
-        self *= other in place (a Tensor or number, broadcast to self's shape) and returns self; not recorded by autograd.
+        self *= other in place (a Tensor or number, broadcast to self's shape) and returns self; recorded by autograd (refused on a leaf that requires grad).
         """
     def multinomial(self, num_samples: typing.Any, replacement: builtins.bool = False, *, generator: typing.Any = None) -> Tensor:
         """
@@ -760,6 +1017,15 @@ class Tensor:
     def multiply(self, *args, **kwargs):
         """
         Alias of mul.
+        """
+    def nan_to_num(self, *args, **kwargs):
+        """
+        NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0, the dtype's
+            largest and its lowest finite value). The gradient passes where input is finite.
+        """
+    def nan_to_num_(self, *args, **kwargs):
+        """
+        In-place nan_to_num: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def narrow(self, dim: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -779,7 +1045,7 @@ class Tensor:
         """
     def neg_(self, *args, **kwargs):
         """
-        In-place neg: writes the result into self and returns self (not recorded by autograd).
+        In-place neg: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def negative(self) -> Tensor:
         """
@@ -787,7 +1053,7 @@ class Tensor:
         """
     def negative_(self, *args, **kwargs):
         """
-        In-place negative: writes the result into self and returns self (not recorded by autograd).
+        In-place negative: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def nelement(self):
         """
@@ -856,11 +1122,19 @@ class Tensor:
         """
     def pow_(self, *args, **kwargs):
         """
-        In-place pow: writes the result into self and returns self (not recorded by autograd).
+        In-place pow: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def prod(self, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+    def prod(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
+        """
+    def rad2deg(self, *args, **kwargs):
+        """
+        Radians to degrees, elementwise (integers promote to float32).
+        """
+    def rad2deg_(self, *args, **kwargs):
+        """
+        In-place rad2deg: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def random_(self, from_: typing.Any = None, to: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
         """
@@ -956,7 +1230,7 @@ class Tensor:
         """
     def rsqrt_(self, *args, **kwargs):
         """
-        In-place rsqrt: writes the result into self and returns self (not recorded by autograd).
+        In-place rsqrt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def scatter_add(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, src: Tensor) -> Tensor:
         """
@@ -970,13 +1244,21 @@ class Tensor:
         """
         A view of index `index` along `dim`, that dim removed.
         """
+    def sgn(self, *args, **kwargs):
+        """
+        The sign of input (-1, 0 or 1); for real tensors the same as :func:`pylucid.sign`.
+        """
+    def sgn_(self, *args, **kwargs):
+        """
+        In-place sgn: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def sigmoid(self) -> Tensor:
         """
         1 / (1 + e^-input), elementwise, without overflow for large |input|.
         """
     def sigmoid_(self, *args, **kwargs):
         """
-        In-place sigmoid: writes the result into self and returns self (not recorded by autograd).
+        In-place sigmoid: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def sign(self) -> Tensor:
         """
@@ -984,7 +1266,11 @@ class Tensor:
         """
     def sign_(self, *args, **kwargs):
         """
-        In-place sign: writes the result into self and returns self (not recorded by autograd).
+        In-place sign: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def signbit(self) -> Tensor:
+        """
+        Bool tensor: True where the sign bit is set (negative numbers and -0.0).
         """
     def silu(self, *args, **kwargs):
         """
@@ -998,7 +1284,15 @@ class Tensor:
         """
     def sin_(self, *args, **kwargs):
         """
-        In-place sin: writes the result into self and returns self (not recorded by autograd).
+        In-place sin: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def sinh(self) -> Tensor:
+        """
+        Hyperbolic sine, elementwise (integers promote to float32).
+        """
+    def sinh_(self, *args, **kwargs):
+        """
+        In-place sinh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def size(self, dim = None):
         """
@@ -1026,7 +1320,7 @@ class Tensor:
         """
     def sqrt_(self, *args, **kwargs):
         """
-        In-place sqrt: writes the result into self and returns self (not recorded by autograd).
+        In-place sqrt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def square(self, *args, **kwargs):
         """
@@ -1034,13 +1328,13 @@ class Tensor:
         """
     def square_(self, *args, **kwargs):
         """
-        In-place square: writes the result into self and returns self (not recorded by autograd).
+        In-place square: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def squeeze(self, dim: typing.Any = None) -> Tensor:
         """
         A view without size-1 dims: all of them, or those of `dim` (an int or tuple); other sizes are kept.
         """
-    def std(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None) -> Tensor:
+    def std(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """
         Standard deviation over dim: sqrt(sum (x - mean)^2 / max(0, N - correction)), correction=1 by default (or unbiased=True/False).
         """
@@ -1058,13 +1352,13 @@ class Tensor:
         """
     def sub_(self, arg0: typing.Any) -> typing.Any:
         """
-        self -= other in place (a Tensor or number, broadcast to self's shape) and returns self; not recorded by autograd.
+        self -= other in place (a Tensor or number, broadcast to self's shape) and returns self; recorded by autograd (refused on a leaf that requires grad).
         """
     def subtract(self, *args, **kwargs):
         """
         input - alpha * other, elementwise with broadcasting (other a Tensor or number).
         """
-    def sum(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None) -> Tensor:
+    def sum(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """
         Sum over dim (an int, a tuple, or None for all) with keepdim. Integers and bool sum to int64; dtype= accumulates and returns in that dtype. float32 accumulates in double.
         
@@ -1084,13 +1378,26 @@ class Tensor:
         """
         The transpose of a tensor with <= 2 dims (0-d and 1-d tensors come back unchanged).
         """
+    def tan(self) -> Tensor:
+        """
+        Tangent, elementwise (integers promote to float32).
+        """
+    def tan_(self, *args, **kwargs):
+        """
+        In-place tan: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def tanh(self) -> Tensor:
         """
         Hyperbolic tangent, elementwise (integers promote to float32).
         """
     def tanh_(self, *args, **kwargs):
         """
-        In-place tanh: writes the result into self and returns self (not recorded by autograd).
+        In-place tanh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def tensordot(self, *args, **kwargs):
+        """
+        Sums the products of a's and b's elements over the given dims: ``dims`` an int (the last
+            dims of a with the first of b) or a pair of lists; through one matmul.
         """
     def tile(self, *args):
         """
@@ -1174,7 +1481,7 @@ class Tensor:
         """
         A view with a size-1 dim inserted at `dim` (in [-ndim-1, ndim]).
         """
-    def var(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None) -> Tensor:
+    def var(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """
         Variance over dim: sum (x - mean)^2 / max(0, N - correction), correction=1 by default (or unbiased=True/False).
         """
@@ -1192,7 +1499,7 @@ class Tensor:
         """
     def zero_(self) -> Tensor:
         """
-        Sets every element to zero in place and returns self; not recorded by autograd (refused on a tensor that requires grad while grad mode is on).
+        Sets every element to zero in place and returns self; the old value's history is dropped (refused on a leaf that requires grad while grad mode is on).
         """
     @property
     def T(self) -> Tensor:
@@ -1267,9 +1574,9 @@ class Tensor:
         True for a non-leaf tensor after retain_grad(), whose .grad backward then fills; False for leaves.
         """
     @property
-    def shape(self) -> tuple[builtins.int, ...]:
+    def shape(self) -> typing.Any:
         """
-        The size of each dim, a tuple of ints (() for a 0-d tensor); PyTorch's Tensor.shape as a plain tuple.
+        The size of each dim as a pylucid.Size (a tuple of ints; Size([]) for a 0-d tensor), as PyTorch's Tensor.shape.
         """
 class AmpPolicy:
     """
@@ -1865,6 +2172,10 @@ def _hardswish(input: Tensor) -> Tensor:
     ...
 def _hardtanh(input: Tensor, min_val: typing.SupportsFloat | typing.SupportsIndex, max_val: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
+def _inplace_records(input: Tensor, others: collections.abc.Sequence[Tensor], op: str) -> builtins.bool:
+    """
+    Whether an in-place op on input (with these other operands) must be recorded by autograd; raises for a leaf that requires grad under grad mode.
+    """
 def _is_anomaly_enabled() -> builtins.bool:
     ...
 def _l1_loss(input: Tensor, target: Tensor, reduction: str) -> Tensor:
@@ -1911,6 +2222,10 @@ def _randint_(t: Tensor, low: typing.SupportsInt | typing.SupportsIndex, high: t
     ...
 def _randperm(arg0: typing.Any, arg1: _dtype, arg2: typing.Any) -> Tensor:
     ...
+def _rebase_inplace(input: Tensor, result: Tensor, op: str) -> Tensor:
+    """
+    Writes result (input's new value, computed out of place) into input and moves input's autograd history onto result's node, as PyTorch's in-place ops do; returns input.
+    """
 def _remove_node_hook(arg0: Node, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
 def _remove_tensor_hook(arg0: Tensor, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
@@ -1947,6 +2262,8 @@ def _set_autocast_state(arg0: builtins.bool, arg1: _dtype) -> None:
     ...
 def _set_grad_enabled(arg0: builtins.bool) -> None:
     ...
+def _set_size_type(arg0: typing.Any) -> None:
+    ...
 def _sgd_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], momentum_buffers: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, momentum: typing.SupportsFloat | typing.SupportsIndex, dampening: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, nesterov: builtins.bool, maximize: builtins.bool) -> list[Tensor]:
     ...
 def _softmax(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
@@ -1969,21 +2286,53 @@ def abs(input: Tensor) -> Tensor:
     """
     |input|, elementwise; the gradient at 0 is 0.
     """
+def acos(input: Tensor) -> Tensor:
+    """
+    Arccosine (NaN outside [-1, 1]), elementwise (integers promote to float32).
+    """
+def acosh(input: Tensor) -> Tensor:
+    """
+    Inverse hyperbolic cosine (NaN below 1), elementwise (integers promote to float32).
+    """
 def add(input: Tensor, other: typing.Any) -> Tensor:
     ...
-def amax(input: Tensor, dim: typing.Any = (), keepdim: builtins.bool = False) -> Tensor:
+def amax(input: Tensor, dim: typing.Any = (), keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
     """
     Largest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
     """
-def amin(input: Tensor, dim: typing.Any = (), keepdim: builtins.bool = False) -> Tensor:
+def amin(input: Tensor, dim: typing.Any = (), keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
     """
     Smallest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
     """
-def argmax(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+def arccos(input: Tensor) -> Tensor:
+    """
+    Alias of acos.
+    """
+def arccosh(input: Tensor) -> Tensor:
+    """
+    Alias of acosh.
+    """
+def arcsin(input: Tensor) -> Tensor:
+    """
+    Alias of asin.
+    """
+def arcsinh(input: Tensor) -> Tensor:
+    """
+    Alias of asinh.
+    """
+def arctan(input: Tensor) -> Tensor:
+    """
+    Alias of atan.
+    """
+def arctanh(input: Tensor) -> Tensor:
+    """
+    Alias of atanh.
+    """
+def argmax(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
     """
     Index (int64) of the first maximum along dim, or into the flattened input when dim is None.
     """
-def argmin(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+def argmin(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
     """
     Index (int64) of the first minimum along dim, or into the flattened input when dim is None.
     """
@@ -1994,6 +2343,26 @@ def argsort(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex = -1, 
     >>> import pylucid
     >>> pylucid.argsort(pylucid.tensor([3, 1, 2])).tolist()
     [1, 2, 0]
+    """
+def asin(input: Tensor) -> Tensor:
+    """
+    Arcsine (NaN outside [-1, 1]), elementwise (integers promote to float32).
+    """
+def asinh(input: Tensor) -> Tensor:
+    """
+    Inverse hyperbolic sine, elementwise (integers promote to float32).
+    """
+def atan(input: Tensor) -> Tensor:
+    """
+    Arctangent, elementwise (integers promote to float32).
+    """
+def atan2(input: Tensor, other: typing.Any) -> Tensor:
+    """
+    The angle of the point (other, input) in radians, in [-pi, pi], elementwise with broadcasting (integers promote to float32).
+    """
+def atanh(input: Tensor) -> Tensor:
+    """
+    Inverse hyperbolic tangent (inf at +-1, NaN outside), elementwise (integers promote to float32).
     """
 def bernoulli(input: Tensor, p: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
     """
@@ -2063,6 +2432,10 @@ def cos(input: Tensor) -> Tensor:
     """
     Cosine, elementwise (integers promote to float32).
     """
+def cosh(input: Tensor) -> Tensor:
+    """
+    Hyperbolic cosine, elementwise (integers promote to float32).
+    """
 def cumprod(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
     """
     Cumulative product along dim: out[i] = input[0] * ... * input[i]. dtype= converts the input first; integers and bool multiply in int64. The gradient is exact when the input holds zeros.
@@ -2101,9 +2474,17 @@ def erf(input: Tensor) -> Tensor:
     """
     The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt (integers promote to float32).
     """
+def erfc(input: Tensor) -> Tensor:
+    """
+    1 - erf(input), accurate where erf is near 1, elementwise (integers promote to float32).
+    """
 def exp(input: Tensor) -> Tensor:
     """
     e^input, elementwise (integers promote to float32).
+    """
+def exp2(input: Tensor) -> Tensor:
+    """
+    2^input, elementwise (integers promote to float32).
     """
 def expm1(input: Tensor) -> Tensor:
     """
@@ -2171,9 +2552,21 @@ def isfinite(input: Tensor) -> Tensor:
     """
     Bool tensor: True where input is neither inf nor NaN.
     """
+def isinf(input: Tensor) -> Tensor:
+    """
+    Bool tensor: True where input is +inf or -inf.
+    """
 def isnan(input: Tensor) -> Tensor:
     """
     Bool tensor: True where input is NaN.
+    """
+def isneginf(input: Tensor) -> Tensor:
+    """
+    Bool tensor: True where input is -inf.
+    """
+def isposinf(input: Tensor) -> Tensor:
+    """
+    Bool tensor: True where input is +inf.
     """
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """
@@ -2187,11 +2580,19 @@ def log(input: Tensor) -> Tensor:
     """
     Natural logarithm, elementwise (integers promote to float32).
     """
+def log10(input: Tensor) -> Tensor:
+    """
+    Base-10 logarithm, elementwise (integers promote to float32).
+    """
 def log1p(input: Tensor) -> Tensor:
     """
     log(1 + input), accurate for small input (integers promote to float32).
     """
-def logsumexp(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+def log2(input: Tensor) -> Tensor:
+    """
+    Base-2 logarithm, elementwise (integers promote to float32).
+    """
+def logsumexp(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
     """
     log(sum(exp(input))) over dim (int, tuple or None), computed as m + log(sum(exp(x - m))) with m the maximum, so large inputs do not overflow.
     
@@ -2209,9 +2610,9 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     
     >>> import pylucid
     >>> (pylucid.ones(5, 2, 3) @ pylucid.ones(3, 4)).shape
-    (5, 2, 4)
+    pylucid.Size([5, 2, 4])
     """
-def max(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> typing.Any:
+def max(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
     """
     max(input): the largest element (0-d). max(input, dim, keepdim=False): a named tuple (values, indices), the index of the first maximum. max(input, other): maximum. NaN propagates; the gradient is split evenly among ties.
     
@@ -2221,7 +2622,7 @@ def max(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -
     """
 def maximum(arg0: Tensor, arg1: Tensor) -> Tensor:
     ...
-def mean(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None) -> Tensor:
+def mean(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
     """
     Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). An empty reduction gives NaN.
     """
@@ -2229,7 +2630,7 @@ def memory_stats() -> dict:
     """
     The caching allocator's counters: bytes in live tensors and their peak, bytes cached for reuse and the cache's limit, requests served, cache hits, and blocks taken from and given back to the OS.
     """
-def min(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> typing.Any:
+def min(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
     """
     min(input): the smallest element (0-d). min(input, dim, keepdim=False): a named tuple (values, indices). min(input, other): minimum. NaN propagates; the gradient is split evenly among ties.
     """
@@ -2279,7 +2680,7 @@ def permute(input: Tensor, dims: typing.Any) -> Tensor:
     """
 def pow(input: Tensor, other: typing.Any) -> Tensor:
     ...
-def prod(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False) -> Tensor:
+def prod(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
     """
     Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
     """
@@ -2361,6 +2762,10 @@ def sign(input: Tensor) -> Tensor:
     """
     -1, 0 or 1 by the sign of input (0 for NaN); records no gradient.
     """
+def signbit(input: Tensor) -> Tensor:
+    """
+    Bool tensor: True where the sign bit is set (negative numbers and -0.0).
+    """
 def silu(input: Tensor) -> Tensor:
     """
     input * sigmoid(input), elementwise (floating inputs).
@@ -2368,6 +2773,10 @@ def silu(input: Tensor) -> Tensor:
 def sin(input: Tensor) -> Tensor:
     """
     Sine, elementwise (integers promote to float32).
+    """
+def sinh(input: Tensor) -> Tensor:
+    """
+    Hyperbolic sine, elementwise (integers promote to float32).
     """
 def sort(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex = -1, descending: builtins.bool = False, *, stable: builtins.bool = False) -> typing.Any:
     """
@@ -2393,13 +2802,13 @@ def stack(tensors: typing.Any, dim: typing.SupportsInt | typing.SupportsIndex = 
     """
     The tensors (all of one shape) joined along a new dim `dim`.
     """
-def std(input: Tensor, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None) -> Tensor:
+def std(input: Tensor, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
     """
     Standard deviation over dim: sqrt(sum (x - mean)^2 / max(0, N - correction)), correction=1 by default (or unbiased=True/False).
     """
 def sub(input: Tensor, other: typing.Any) -> Tensor:
     ...
-def sum(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None) -> Tensor:
+def sum(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
     """
     Sum over dim (an int, a tuple, or None for all) with keepdim. Integers and bool sum to int64; dtype= accumulates and returns in that dtype. float32 accumulates in double.
     
@@ -2418,6 +2827,10 @@ def swapdims(input: Tensor, dim0: typing.SupportsInt | typing.SupportsIndex, dim
 def t(input: Tensor) -> Tensor:
     """
     The transpose of a tensor with <= 2 dims (0-d and 1-d tensors come back unchanged).
+    """
+def tan(input: Tensor) -> Tensor:
+    """
+    Tangent, elementwise (integers promote to float32).
     """
 def tanh(input: Tensor) -> Tensor:
     """
@@ -2467,7 +2880,7 @@ def unsqueeze(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex) -> 
     """
     A view with a size-1 dim inserted at `dim` (in [-ndim-1, ndim]).
     """
-def var(input: Tensor, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None) -> Tensor:
+def var(input: Tensor, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
     """
     Variance over dim: sum (x - mean)^2 / max(0, N - correction), correction=1 by default (or unbiased=True/False).
     """

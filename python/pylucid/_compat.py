@@ -102,7 +102,16 @@ _LEGACY_BY_NAME = {c.__name__: c for c in (FloatTensor, DoubleTensor, HalfTensor
 
 
 class Size(tuple):
-    """PyTorch's ``torch.Size``: a tuple of dims (``Size([2, 3])``) with ``numel()``."""
+    """PyTorch's ``torch.Size``, what ``Tensor.shape`` and ``Tensor.size()`` return: a tuple of
+    dims (``Size([2, 3])``) with ``numel()``; slicing and concatenation give a Size again.
+
+    >>> import pylucid
+    >>> s = pylucid.zeros(2, 3, 4).shape
+    >>> s, s[1:], s.numel(), s == (2, 3, 4)
+    (pylucid.Size([2, 3, 4]), pylucid.Size([3, 4]), 24, True)
+    """
+
+    __slots__ = ()
 
     def numel(self):
         """The product of the dims."""
@@ -111,8 +120,31 @@ class Size(tuple):
             n *= d
         return n
 
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        return Size(tuple.__add__(tuple(other), self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
     def __repr__(self):
         return f"pylucid.Size({list(self)})"
+
+    __str__ = __repr__
+
+
+_C._set_size_type(Size)
 
 
 # ---- grad modes -------------------------------------------------------------------------------
@@ -505,9 +537,15 @@ def _varargs_method(fn, name, what):
 
 def _inplace(fn, name):
     def method(self, *args, **kwargs):
+        others = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+        if _C._inplace_records(self, others, name):
+            # Recorded as PyTorch records it: computed from a copy of the old value (the op's node
+            # may save its input), written back, and self's history moved onto the op's node.
+            return _C._rebase_inplace(self, fn(self.clone(), *args, **kwargs), name)
         return self.copy_(fn(self, *args, **kwargs))
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place {name[:-1]}: writes the result into self and returns self (not recorded by autograd)."
+    method.__doc__ = (f"In-place {name[:-1]}: writes the result into self and returns self (recorded by "
+                      "autograd; refused on a leaf that requires grad).")
     return method
 
 

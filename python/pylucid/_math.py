@@ -13,9 +13,10 @@ this module re-exports the free functions under PyTorch's names.
 >>> indices.tolist()
 [0, 0]
 >>> (x @ x).shape
-(2, 2)
+pylucid.Size([2, 2])
 """
 from . import _C
+from ._out import write_out as _write_out
 
 __all__ = [
     # binary elementwise (the C++ ops of ops/binary, exported here with the rest of the math)
@@ -36,16 +37,14 @@ __all__ = [
 
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, elementwise with broadcasting (other a Tensor or number)."""
-    if out is not None:
-        raise _C.LucidError("add: out= is not supported; assign the result instead")
-    return _C.add(input, other if alpha == 1 else _scaled(other, alpha, "add"))
+    r = _C.add(input, other if alpha == 1 else _scaled(other, alpha, "add"))
+    return r if out is None else _write_out("add", out, r)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other, elementwise with broadcasting (other a Tensor or number)."""
-    if out is not None:
-        raise _C.LucidError("sub: out= is not supported; assign the result instead")
-    return _C.sub(input, other if alpha == 1 else _scaled(other, alpha, "sub"))
+    r = _C.sub(input, other if alpha == 1 else _scaled(other, alpha, "sub"))
+    return r if out is None else _write_out("sub", out, r)
 
 
 subtract = sub

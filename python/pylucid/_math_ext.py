@@ -9,7 +9,7 @@ permutes and reshapes), outer, addmm, baddbmm, diag, trace.
 >>> pylucid.remainder(pylucid.tensor([-3, 3]), 2).tolist()
 [1, 1]
 >>> pylucid.einsum("ij,jk->ik", pylucid.ones(2, 3), pylucid.ones(3, 4)).shape
-(2, 4)
+pylucid.Size([2, 4])
 """
 import builtins as _builtins
 

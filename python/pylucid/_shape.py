@@ -6,7 +6,7 @@ defined by the extension itself; this module re-exports the free functions under
 >>> import pylucid
 >>> x = pylucid.arange(6).reshape(2, 3)
 >>> pylucid.cat([x, x], dim=1).shape
-(2, 6)
+pylucid.Size([2, 6])
 >>> x[:, [2, 0]].tolist()
 [[2, 0], [5, 3]]
 """

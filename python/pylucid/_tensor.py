@@ -117,7 +117,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     Python floats become float32, ints int64, bools bool; numpy arrays keep their dtype.
 
     >>> tensor([[1, 2], [3, 4]]).shape
-    (2, 2)
+    pylucid.Size([2, 2])
     >>> tensor([1.5, 2.0]).dtype
     pylucid.float32
     """
@@ -363,17 +363,12 @@ def _numpy_for_display(t):
 
 
 def _repr(self):
-    arr = _numpy_for_display(self)
-    body = _np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
-                            precision=4, floatmode="maxprec_equal")
-    extras = []
-    if self.dtype not in (float32, int64, dtype.bool) or self.numel() == 0:
-        extras.append(f"dtype={self.dtype!r}")
-    if self.grad_fn is not None:
-        extras.append(f"grad_fn=<{self.grad_fn.name()}>")
-    elif self.requires_grad:
-        extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    """PyTorch's print format (see ``_tensor_str``): ``tensor([ 1.0000, -2.5000], requires_grad=True)``."""
+    from ._tensor_str import node_display_name, tensor_repr
+    t = self.detach()
+    arr = t.to(float64).numpy() if t.dtype.is_floating_point else t.numpy()
+    node = self.grad_fn
+    return tensor_repr(self, arr, _DEFAULT_DTYPE[0], None if node is None else node_display_name(node))
 
 
 def _tolist(self):
@@ -498,5 +493,14 @@ Tensor.device = property(_device)
 Tensor.cpu = _cpu
 Tensor.type_as = _type_as
 Tensor.nelement = _nelement
-Tensor.__format__ = lambda self, spec: (format(self.item(), spec) if self.numel() == 1 and spec
-                                        else _repr(self))
+
+
+def _format(self, spec):
+    """As PyTorch: a 0-d tensor formats as its Python number (``f"{loss}"`` prints ``0.6931...``,
+    ``f"{loss:.3f}"`` ``0.693``); other tensors format as their ``str``."""
+    if self.ndim == 0 or (spec and self.numel() == 1):  # the second: lenient where PyTorch raises
+        return format(self.item(), spec)
+    return format(str(self), spec)
+
+
+Tensor.__format__ = _format

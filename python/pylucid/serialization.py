@@ -271,15 +271,24 @@ def _parse(buf, where):
     return _decode(structure, tensors, where)
 
 
-def load(path):
+def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """Read an object written by :func:`save` (or a safetensors file) from ``path`` (a path or
     a binary file object). Tensors come back contiguous, detached and in their saved dtype;
     a file from another safetensors writer loads as a dict of name -> tensor.
+
+    PyTorch's keywords are accepted so ``torch.load(f, map_location="cpu", weights_only=True)``
+    runs unchanged: ``map_location`` may name the CPU (or be a callable / dict, ignored, since
+    every tensor loads on the CPU); the format never runs code, so ``weights_only`` is always
+    satisfied; ``pickle_module`` and ``mmap`` are ignored.
 
     Raises:
         LucidError: a corrupt or truncated file, naming the problem (nothing in the file is
             ever evaluated).
     """
+    if isinstance(map_location, str) or (map_location is not None and not callable(map_location)
+                                          and not isinstance(map_location, dict)):
+        from ._device import _check_device
+        _check_device(map_location, "load")
     if hasattr(path, "read"):
         buf, where = path.read(), getattr(path, "name", "file object")
     else:

@@ -127,6 +127,80 @@ void cross_entropy_backward(const T* x, const int64_t* t, const T* w, const acc_
 }
 
 template <class T>
+void cross_entropy_double_backward(const T* x, const int64_t* t, const T* q, const T* w, const acc_t<T>* lse,
+                                   const T* gl, double scale, const T* u, const T* uq, acc_t<T>* d_s, T* d_x,
+                                   T* d_q, const ClassGeom& g, int64_t ignore, double eps) {
+  using A = acc_t<T>;
+  const int64_t C = g.classes, cs = g.inner;
+  const A keep = A(1 - eps), spread = C > 0 ? A(eps / double(C)) : A(0), W = weight_sum<A>(w, C);
+  for_items(g.outer * g.inner, 2 * C, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t b = base_of(p, g);
+      const T *xr = x + b, *ur = u ? u + b : nullptr, *uqr = uq ? uq + b : nullptr, *qr = q ? q + b : nullptr;
+      const int64_t tp = t ? t[p] : -1;
+      if (t && tp == ignore) {
+        if (d_s) d_s[p] = A(0);
+        if (d_x)
+          for (int64_t c = 0; c < C; ++c) d_x[b + c * cs] = T(0);
+        continue;
+      }
+      const A s = gl ? A(gl[p]) : A(scale), l = lse[p];
+      auto wc = [=](int64_t c) { return w ? A(w[c]) : A(1); };
+      // Sums over the classes; exp_acc keeps the loops vectorisable for float.
+      A sa = 0, up = 0, ua = 0, uqw = 0, uqwl = 0;
+      if (t) {  // a_c = spread w_c + [c == t] keep w_t
+        const A wt = wc(tp);
+        sa = spread * W + keep * wt;
+        if (ur) {
+          A suw = 0;
+          if (eps > 0)
+            for (int64_t c = 0; c < C; ++c) suw += A(ur[c * cs]) * wc(c);
+          bool done = false;
+          if constexpr (kNative<T>)
+            if (cs == 1) up = exp_dot_row(xr, ur, C, l), done = true;
+          if (!done)
+            for (int64_t c = 0; c < C; ++c) up += A(ur[c * cs]) * exp_acc(A(xr[c * cs]) - l);
+          ua = spread * suw + keep * wt * A(ur[tp * cs]);
+        }
+      } else {
+        for (int64_t c = 0; c < C; ++c) {
+          const A lp = A(xr[c * cs]) - l, a = wc(c) * (keep * A(qr[c * cs]) + spread);
+          sa += a;
+          if (ur) {
+            const A uv = A(ur[c * cs]);
+            up += uv * exp_acc(lp);
+            ua += uv * a;
+          }
+          if (uqr) {
+            const A v = A(uqr[c * cs]) * wc(c);
+            uqw += v;
+            uqwl += v * lp;
+          }
+        }
+      }
+      if (d_s) d_s[p] = sa * up - ua - keep * uqwl;
+      if (d_x) {
+        const A k1 = s * sa, k2 = s * keep;
+        bool fused = false;
+        if constexpr (kNative<T>) {
+          if (cs == 1 && ur && !uqr) {  // no u_q: d_x = k1 p (u - sum(u p)) in one vector loop
+            exp_mul_row(xr, ur, C, l, k1, up, d_x + b);
+            fused = true;
+          }
+        }
+        for (int64_t c = 0; c < C && !fused; ++c) {
+          const A pc = exp_acc(A(xr[c * cs]) - l), uv = ur ? A(ur[c * cs]) : A(0);
+          const A uqv = uqr ? A(uqr[c * cs]) * wc(c) : A(0);
+          d_x[b + c * cs] = T(k1 * pc * (uv - up) - k2 * (uqv - pc * uqw));
+        }
+      }
+      if (d_q)
+        for (int64_t c = 0; c < C; ++c) d_q[b + c * cs] = T(s * keep * wc(c) * (up - (ur ? A(ur[c * cs]) : A(0))));
+    }
+  });
+}
+
+template <class T>
 LossSum cross_entropy_prob_forward(const T* x, const T* q, const T* w, T* loss, acc_t<T>* lse,
                                    const ClassGeom& g, double eps) {
   using A = acc_t<T>;
@@ -279,6 +353,9 @@ void bce_logits_backward(int64_t n, const T* x, const T* t, const T* w, const T*
                                             int64_t, double);                                                   \
   template void cross_entropy_backward<T>(const T*, const int64_t*, const T*, const acc_t<T>*, const T*, double, \
                                           T*, const ClassGeom&, int64_t, double);                               \
+  template void cross_entropy_double_backward<T>(const T*, const int64_t*, const T*, const T*, const acc_t<T>*,  \
+                                                 const T*, double, const T*, const T*, acc_t<T>*, T*, T*,        \
+                                                 const ClassGeom&, int64_t, double);                             \
   template LossSum cross_entropy_prob_forward<T>(const T*, const T*, const T*, T*, acc_t<T>*, const ClassGeom&,  \
                                                  double);                                                       \
   template void cross_entropy_prob_backward<T>(const T*, const T*, const T*, const acc_t<T>*, const T*, double,  \

@@ -43,6 +43,19 @@ template <class T>
 void cross_entropy_prob_backward(const T* x, const T* q, const T* w, const acc_t<T>* lse, const T* gl,
                                  double scale, T* gx, T* gq, const ClassGeom& g, double eps);
 
+// The backward of either cross-entropy backward (create_graph). Both first-order forms are
+// gx_c = s (p_c sum(a) - a_c) with a_c = w_c q'_c (probabilities) or w_c eps / C + [c == t] (1 - eps) w_t
+// (indices), and gq_c = -s (1 - eps) w_c log p_c. With u, uq the gradients arriving for gx, gq
+// (either may be null), per position:
+//   d_s   = sum(a) sum(u p) - sum(u a) - (1 - eps) sum(uq w log p)     (written to d_s[p], acc type)
+//   d_x_c = s (sum(a) p_c (u_c - sum(u p)) - (1 - eps) (uq_c w_c - p_c sum(uq w)))
+//   d_q_c = s (1 - eps) w_c (sum(u p) - u_c)                            (probabilities only)
+// Exactly one of t, q is given; d_s, d_x, d_q may be null.
+template <class T>
+void cross_entropy_double_backward(const T* x, const int64_t* t, const T* q, const T* w, const acc_t<T>* lse,
+                                   const T* gl, double scale, const T* u, const T* uq, acc_t<T>* d_s, T* d_x,
+                                   T* d_q, const ClassGeom& g, int64_t ignore, double eps);
+
 // l = -w[t] * x_t (0 when t == ignore); backward writes every element of gx.
 template <class T>
 LossSum nll_loss_forward(const T* x, const int64_t* t, const T* w, T* loss, const ClassGeom& g, int64_t ignore);

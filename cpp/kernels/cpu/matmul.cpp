@@ -10,6 +10,8 @@
 
 namespace lucid::kernels {
 
+int blas_num_threads() { return scipy_openblas_get_num_threads(); }
+
 namespace {
 CBLAS_TRANSPOSE op_of(MatLayout l) { return l.trans ? CblasTrans : CblasNoTrans; }
 

@@ -19,6 +19,9 @@ template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, const T* a, MatLayout la, const T* b, MatLayout lb, T beta, T* c,
           int64_t ldc);
 
+// The threads OpenBLAS runs a large product on (1 unless OPENBLAS_NUM_THREADS says otherwise).
+int blas_num_threads();
+
 // The largest dimension or leading dimension BLAS accepts (32-bit blasint).
 constexpr int64_t kBlasMaxDim = 2147483647;
 

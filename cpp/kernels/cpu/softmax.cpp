@@ -135,6 +135,56 @@ LUCID_ROW_INLINE void softmax_row_backward_impl(const A* y, const A* g, A* gx, i
   }
 }
 
+// One row of softmax_double_backward (formulas in softmax.h).
+template <class A>
+LUCID_ROW_INLINE void softmax_row_double_impl(const A* y, const A* g, const A* u, A* dg, A* dy, int64_t n,
+                                              bool log) {
+  A s1 = 0, s2 = 0;
+  if (log) {
+#pragma omp simd reduction(+ : s1, s2)
+    for (int64_t i = 0; i < n; ++i) {
+      s1 += g[i];
+      s2 += u[i] * exp_acc(y[i]);
+    }
+    if (dg) {
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) dg[i] = u[i] - s2;
+    }
+    if (dy) {
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) dy[i] = -u[i] * exp_acc(y[i]) * s1;
+    }
+  } else {
+#pragma omp simd reduction(+ : s1, s2)
+    for (int64_t i = 0; i < n; ++i) {
+      s1 += g[i] * y[i];
+      s2 += u[i] * y[i];
+    }
+    if (dg) {
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) dg[i] = y[i] * (u[i] - s2);
+    }
+    if (dy) {
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) dy[i] = u[i] * (g[i] - s1) - g[i] * s2;
+    }
+  }
+}
+
+template <class A>
+LUCID_ROW_INLINE A exp_dot_impl(const A* x, const A* u, int64_t n, A shift) {
+  A s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += u[i] * exp_acc(x[i] - shift);
+  return s;
+}
+
+template <class A>
+LUCID_ROW_INLINE void exp_mul_impl(const A* x, const A* u, int64_t n, A shift, A scale, A sub, A* out) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = scale * exp_acc(x[i] - shift) * (u[i] - sub);
+}
+
 }  // namespace
 
 LUCID_ROW_CLONES float logsumexp_row(const float* x, int64_t n) { return lse_impl(x, n); }
@@ -152,6 +202,26 @@ LUCID_ROW_CLONES void softmax_row_backward(const float* y, const float* gy, floa
 }
 void softmax_row_backward(const double* y, const double* gy, double* gx, int64_t n, bool log) {
   softmax_row_backward_impl(y, gy, gx, n, log);
+}
+
+LUCID_ROW_CLONES void softmax_row_double_backward(const float* y, const float* g, const float* u, float* dg,
+                                                  float* dy, int64_t n, bool log) {
+  softmax_row_double_impl(y, g, u, dg, dy, n, log);
+}
+void softmax_row_double_backward(const double* y, const double* g, const double* u, double* dg, double* dy,
+                                 int64_t n, bool log) {
+  softmax_row_double_impl(y, g, u, dg, dy, n, log);
+}
+LUCID_ROW_CLONES float exp_dot_row(const float* x, const float* u, int64_t n, float shift) {
+  return exp_dot_impl(x, u, n, shift);
+}
+double exp_dot_row(const double* x, const double* u, int64_t n, double shift) { return exp_dot_impl(x, u, n, shift); }
+LUCID_ROW_CLONES void exp_mul_row(const float* x, const float* u, int64_t n, float shift, float scale, float sub,
+                                  float* out) {
+  exp_mul_impl(x, u, n, shift, scale, sub, out);
+}
+void exp_mul_row(const double* x, const double* u, int64_t n, double shift, double scale, double sub, double* out) {
+  exp_mul_impl(x, u, n, shift, scale, sub, out);
 }
 
 namespace {
@@ -297,9 +367,71 @@ void softmax_backward(const T* y, const T* gy, T* gx, int64_t outer, int64_t n, 
   });
 }
 
+namespace {
+
+// One outer slice of softmax_double_backward: the two sums per (outer, inner) position
+// accumulate over n in inner-long rows (contiguous reads for any inner), then the outputs.
+template <class T, bool Log>
+void double_backward_slice(const T* y, const T* g, const T* u, T* d_g, T* d_y, int64_t n, int64_t inner,
+                           acc_t<T>* s1, acc_t<T>* s2) {
+  using A = acc_t<T>;
+  std::fill(s1, s1 + inner, A(0));
+  std::fill(s2, s2 + inner, A(0));
+  for (int64_t d = 0; d < n; ++d)
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t k = d * inner + i;
+      if constexpr (Log) {
+        s1[i] += A(g[k]);                        // sum(g)
+        s2[i] += A(u[k]) * exp_acc(A(y[k]));     // sum(u p)
+      } else {
+        s1[i] += A(g[k]) * A(y[k]);              // sum(g y)
+        s2[i] += A(u[k]) * A(y[k]);              // sum(u y)
+      }
+    }
+  for (int64_t d = 0; d < n; ++d)
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t k = d * inner + i;
+      const A yv = A(y[k]), gv = A(g[k]), uv = A(u[k]);
+      if constexpr (Log) {
+        const A pv = exp_acc(yv);
+        if (d_g) d_g[k] = T(uv - s2[i]);
+        if (d_y) d_y[k] = T(-uv * pv * s1[i]);
+      } else {
+        if (d_g) d_g[k] = T(yv * (uv - s2[i]));
+        if (d_y) d_y[k] = T(uv * (gv - s1[i]) - gv * s2[i]);
+      }
+    }
+}
+
+}  // namespace
+
+template <class T>
+void softmax_double_backward(const T* y, const T* g, const T* u, T* d_g, T* d_y, int64_t outer, int64_t n,
+                             int64_t inner, bool log) {
+  using A = acc_t<T>;
+  if (outer * n * inner == 0) return;
+  for_items(outer, n * inner, [&](int64_t o0, int64_t o1) {
+    std::vector<A> sums(static_cast<size_t>(2 * inner));
+    for (int64_t o = o0; o < o1; ++o) {
+      const int64_t off = o * n * inner;
+      T* dg = d_g ? d_g + off : nullptr;
+      T* dy = d_y ? d_y + off : nullptr;
+      if constexpr (kNative<T>) {
+        if (inner == 1) {
+          softmax_row_double_backward(y + off, g + off, u + off, dg, dy, n, log);
+          continue;
+        }
+      }
+      if (log) double_backward_slice<T, true>(y + off, g + off, u + off, dg, dy, n, inner, sums.data(), sums.data() + inner);
+      else double_backward_slice<T, false>(y + off, g + off, u + off, dg, dy, n, inner, sums.data(), sums.data() + inner);
+    }
+  });
+}
+
 #define LUCID_SOFTMAX_INSTANTIATE(T)                                                   \
   template void softmax_forward<T>(const T*, T*, const SoftmaxGeom&, bool);          \
-  template void softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, bool);
+  template void softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, bool);        \
+  template void softmax_double_backward<T>(const T*, const T*, const T*, T*, T*, int64_t, int64_t, int64_t, bool);
 LUCID_SOFTMAX_INSTANTIATE(Half)
 LUCID_SOFTMAX_INSTANTIATE(BFloat16)
 LUCID_SOFTMAX_INSTANTIATE(float)

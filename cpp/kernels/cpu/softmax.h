@@ -76,7 +76,8 @@ inline double exp_acc(double x) { return std::exp(x); }
 // Contiguous-row primitives (float and double):
 //   logsumexp_row:  m + log(sum exp(x - m)), m = max(x); NaN for a row of -inf or with a NaN.
 //   scaled_exp_row: out[i] = scale * exp(x[i] - shift).
-//   softmax_row / softmax_row_backward: one row of softmax_forward / softmax_backward.
+//   softmax_row / softmax_row_backward / softmax_row_double_backward: one row of softmax_forward /
+//   softmax_backward / softmax_double_backward.
 float logsumexp_row(const float* x, int64_t n);
 double logsumexp_row(const double* x, int64_t n);
 void scaled_exp_row(const float* x, int64_t n, float shift, float scale, float* out);
@@ -85,6 +86,15 @@ void softmax_row(const float* x, float* y, int64_t n, bool log);
 void softmax_row(const double* x, double* y, int64_t n, bool log);
 void softmax_row_backward(const float* y, const float* gy, float* gx, int64_t n, bool log);
 void softmax_row_backward(const double* y, const double* gy, double* gx, int64_t n, bool log);
+void softmax_row_double_backward(const float* y, const float* g, const float* u, float* dg, float* dy, int64_t n,
+                                 bool log);
+void softmax_row_double_backward(const double* y, const double* g, const double* u, double* dg, double* dy,
+                                 int64_t n, bool log);
+//   exp_dot_row: sum_i u[i] exp(x[i] - shift);  exp_mul_row: out[i] = scale exp(x[i] - shift) (u[i] - sub).
+float exp_dot_row(const float* x, const float* u, int64_t n, float shift);
+double exp_dot_row(const double* x, const double* u, int64_t n, double shift);
+void exp_mul_row(const float* x, const float* u, int64_t n, float shift, float scale, float sub, float* out);
+void exp_mul_row(const double* x, const double* u, int64_t n, double shift, double scale, double sub, double* out);
 
 struct SoftmaxGeom {
   int64_t outer = 1, n = 1, inner = 1;
@@ -100,5 +110,13 @@ void softmax_forward(const T* x, T* y, const SoftmaxGeom& g, bool log);
 //   log_softmax: gx = gy - exp(y) * sum(gy)
 template <class T>
 void softmax_backward(const T* y, const T* gy, T* gx, int64_t outer, int64_t n, int64_t inner, bool log);
+
+// The backward of softmax_backward (create_graph), with u the gradient arriving for gx:
+//   softmax:     d_g = y (u - sum(u y)),     d_y = u (g - sum(g y)) - g sum(u y)
+//   log_softmax: d_g = u - sum(u p),          d_y = -u p sum(g),   p = exp(y)
+// All contiguous (outer, n, inner); d_g or d_y may be null.
+template <class T>
+void softmax_double_backward(const T* y, const T* g, const T* u, T* d_g, T* d_y, int64_t outer, int64_t n,
+                             int64_t inner, bool log);
 
 }  // namespace lucid::kernels

@@ -21,3 +21,15 @@ for _name in dir(_C):
             _obj.__doc__ = (f"Autograd node ``{_name}``: the backward of the op that records it as a "
                             "tensor's grad_fn (its ``schema`` names the op).")
 del _name, _obj
+
+
+def Variable(data, requires_grad=False, volatile=False):  # noqa: N802  (PyTorch's legacy class name)
+    """PyTorch's legacy ``Variable(tensor, requires_grad=...)``: since tensors carry autograd
+    themselves it returns ``data`` (a leaf gets ``requires_grad`` set; a non-leaf is detached
+    first when ``requires_grad`` is asked for, as the old wrapper started a new leaf)."""
+    if not isinstance(data, _C.Tensor):
+        raise _C.DtypeMismatch(f"Variable: expected a Tensor, got {type(data).__name__}")
+    if requires_grad:
+        t = data if data.is_leaf else data.detach()
+        return t.requires_grad_(True)
+    return data

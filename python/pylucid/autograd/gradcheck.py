@@ -63,6 +63,72 @@ def _analytical(outs, diff, sizes, nondet_tol):
     return jac
 
 
+def _backward(o, u, diff):
+    """The gradients of each checked input for output gradient u (a flat numpy array), as flat
+    arrays (zeros where the input gets none)."""
+    g = _C._from_numpy(np.asarray(u, dtype=np.float64).reshape(tuple(o.shape)))
+    if o.dtype != g.dtype:
+        g = g.to(o.dtype)
+    grads = _C._run_backward([o], [g], True, [t for _, t in diff])
+    return [np.zeros(t.numel()) if gr is None else _numpy(gr) for (_, t), gr in zip(diff, grads)]
+
+
+def _check_linear_in_grad(outs, diff, atol, rtol):
+    """check_batched_grad: backward(u1 + 2 u2) == backward(u1) + 2 backward(u2), or a message."""
+    rng = np.random.default_rng(1)
+    for oi, o in enumerate(outs):
+        if not o.requires_grad:
+            continue
+        u1, u2 = rng.standard_normal(o.numel()), rng.standard_normal(o.numel())
+        a, b, c = _backward(o, u1, diff), _backward(o, u2, diff), _backward(o, u1 + 2 * u2, diff)
+        for (i, _), ga, gb, gc in zip(diff, a, b, c):
+            want = ga + 2 * gb
+            bad = np.abs(gc - want) > atol + rtol * np.abs(want)
+            if bad.any():
+                k = int(np.argmax(bad))
+                return (f"batched grad check failed for output {oi} and input {i}: backward is not linear in the "
+                        f"output gradient at element {k}: grad(u1 + 2 u2) = {float(gc[k])!r}, "
+                        f"grad(u1) + 2 grad(u2) = {float(want[k])!r}")
+    return None
+
+
+def _fast_check(func, inputs, outs, diff, eps, atol, rtol, nondet_tol):
+    """fast_mode: u^T J v, analytical against a directional central difference, per (output,
+    input), with random u and v; a message on the first mismatch, else None."""
+    rng = np.random.default_rng(0)
+    us = [rng.standard_normal(o.numel()) for o in outs]
+    vs = [rng.standard_normal(t.numel()) for _, t in diff]
+    ana = []
+    for o, u in zip(outs, us):
+        if not o.requires_grad:
+            ana.append([0.0] * len(diff))
+            continue
+        grads = _backward(o, u, diff)
+        again = _backward(o, u, diff)
+        for a, b in zip(grads, again):
+            if np.max(np.abs(a - b), initial=0) > nondet_tol:
+                return ("backward is not reentrant: two backward calls with the same gradient differ by more "
+                        f"than nondet_tol={nondet_tol}")
+        ana.append([float(g @ v) for g, v in zip(grads, vs)])
+    with no_grad():
+        for j, ((ii, t), v) in enumerate(zip(diff, vs)):
+            arr = np.asarray(t.detach())
+            orig = arr.copy()
+            arr[...] = orig + eps * v.reshape(arr.shape)
+            plus = [_numpy(o) for o in _outputs(func, inputs)]
+            arr[...] = orig - eps * v.reshape(arr.shape)
+            minus = [_numpy(o) for o in _outputs(func, inputs)]
+            arr[...] = orig
+            for oi, u in enumerate(us):
+                num = float(u @ ((plus[oi] - minus[oi]) / (2 * eps)))
+                a = ana[oi][j]
+                if abs(a - num) > atol + rtol * abs(num) or np.isnan(a) != np.isnan(num):
+                    return (f"Jacobian mismatch for output {oi} with respect to input {ii} (fast mode: u^T J v "
+                            f"for random u, v):\nnumerical: {num!r}\nanalytical: {a!r}\n"
+                            "rerun with fast_mode=False to find the element")
+    return None
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
               check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
@@ -82,12 +148,16 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         check_undefined_grad: also check that backward accepts a zero gradient for every output
             (the case PyTorch calls an undefined gradient) and returns zero or no gradients.
         check_grad_dtypes: check that each gradient has its input's dtype.
-        check_batched_grad, check_batched_forward_grad, check_forward_ad, masked: accepted for
-            PyTorch compatibility; pylucid has no batched or forward-mode gradients, so these
-            checks are not run.
+        check_batched_grad: pylucid has no vmap, so the batched gradient PyTorch checks is, here,
+            what it stands for: backward is linear in the output gradient. For two random output
+            gradients u1, u2 the gradient of u1 + 2 u2 must equal grad(u1) + 2 grad(u2).
+        check_batched_forward_grad, check_forward_ad, masked: accepted for PyTorch compatibility;
+            pylucid has no forward-mode gradients, so these checks are not run.
         check_backward_ad: run the backward check (default True).
-        fast_mode: accepted; the full Jacobian is always compared (the inputs gradcheck is used on
-            are small).
+        fast_mode: compare one random projection u^T J v per (output, input) instead of every
+            element of J (one backward per output and two evaluations per input instead of one
+            backward per output element and two evaluations per input element). A failure names
+            the output and the input; rerun with fast_mode=False to find the element.
 
     Returns:
         True when every gradient matches.
@@ -116,7 +186,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     outs = _outputs(func, inputs)
     sizes = [t.numel() for _, t in diff]
     try:
-        analytical = _analytical(outs, diff, sizes, nondet_tol)
+        analytical = None if fast_mode else _analytical(outs, diff, sizes, nondet_tol)
     except GradcheckError as e:
         return fail(str(e)[len("gradcheck: "):])
 
@@ -138,7 +208,16 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                     return fail(f"backward of output {oi} with a zero gradient gave a non-zero gradient for "
                                 f"input {i}")
 
+    if check_batched_grad:
+        msg = _check_linear_in_grad(outs, diff, atol, rtol)
+        if msg:
+            return fail(msg)
+    if fast_mode:
+        msg = _fast_check(func, inputs, outs, diff, eps, atol, rtol, nondet_tol)
+        return fail(msg) if msg else True
+
     # Numerical Jacobian by central differences, perturbing each input element in place.
+    assert analytical is not None  # computed above unless fast_mode, which has returned
     with no_grad():
         col = 0
         for (ii, t), n in zip(diff, sizes):
@@ -179,7 +258,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         gen_non_contig_grad_outputs: build the random grad_outputs non-contiguous.
         eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad, check_grad_dtypes,
         fast_mode: as for :func:`gradcheck`.
-        check_batched_grad, check_fwd_over_rev, masked: accepted for PyTorch compatibility, not run.
+        check_batched_grad: as for :func:`gradcheck`, on the gradient map.
+        check_fwd_over_rev, masked: accepted for PyTorch compatibility, not run.
         check_rev_over_rev: run the check (default True).
 
     Returns:
@@ -226,4 +306,4 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     return gradcheck(second, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
                      check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
-                     fast_mode=fast_mode)
+                     check_batched_grad=check_batched_grad, fast_mode=fast_mode)

@@ -3,10 +3,9 @@
 ``cpp/ops/activation.h``), and the few that are compositions: ``glu``, ``softmin``,
 ``normalize``, ``cosine_similarity``, ``pairwise_distance``.
 
-``inplace=True`` overwrites ``input`` when it can. NOTE: pylucid cannot rewrite the history of a
-tensor that autograd is tracking, so when ``input`` requires grad (and grad mode is on) the
-result is computed out of place instead and ``input`` is left as it was; the returned tensor,
-which is what ``x = F.relu(x, inplace=True)`` uses, has the same values and gradient either way.
+``inplace=True`` overwrites ``input`` and returns it. When autograd tracks ``input`` the write is
+recorded as in PyTorch: ``input``'s history moves onto the activation's node (a leaf that requires
+grad is refused).
 
 >>> import pylucid
 >>> import pylucid.nn.functional as F
@@ -26,44 +25,45 @@ __all__ = [
 
 
 def _can_write(input, op="activation"):
-    """Whether an ``inplace=True`` activation may overwrite ``input``: yes unless autograd tracks
-    it. A leaf that requires grad is refused, as PyTorch refuses it."""
+    """Whether an ``inplace=True`` activation may overwrite ``input`` with the raw kernel: yes
+    unless autograd tracks it (then the write is recorded, see :func:`_maybe_inplace`). A leaf
+    that requires grad is refused, as PyTorch refuses it."""
     if not isinstance(input, Tensor):
         return False
-    if input.requires_grad and _C.is_grad_enabled():
-        if input.is_leaf:
-            raise _C.LucidError(f"{op}: a leaf tensor that requires grad cannot be used in an in-place "
-                                "operation (inplace=True)")
-        return False
-    return True
+    return not _C._inplace_records(input, [], op)
 
 
 def _maybe_inplace(input, inplace, op, a, b, out_of_place):
-    if inplace and _can_write(input, op):
-        return _C._activation_(input, op, a, b)
-    return out_of_place()
+    """``out_of_place(t)`` computes the activation of ``t`` with autograd."""
+    if inplace and isinstance(input, Tensor):
+        if _can_write(input, op):
+            return _C._activation_(input, op, a, b)
+        # Recorded: computed from a copy of the old value (the node may save its input), then
+        # written back with input's history moved onto the node.
+        return _C._rebase_inplace(input, out_of_place(input.clone()), op)
+    return out_of_place(input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
     """``x if x > 0 else negative_slope * x``, elementwise."""
     return _maybe_inplace(input, inplace, "leaky_relu", negative_slope, 0.0,
-                          lambda: _C._leaky_relu(input, negative_slope))
+                          lambda t: _C._leaky_relu(t, negative_slope))
 
 
 def elu(input, alpha=1.0, inplace=False) -> Tensor:
     """``x if x > 0 else alpha * (exp(x) - 1)``, elementwise."""
-    return _maybe_inplace(input, inplace, "elu", alpha, 0.0, lambda: _C._elu(input, alpha))
+    return _maybe_inplace(input, inplace, "elu", alpha, 0.0, lambda t: _C._elu(t, alpha))
 
 
 def selu(input, inplace=False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants ``alpha = 1.6732632...``,
     ``scale = 1.0507009...``."""
-    return _maybe_inplace(input, inplace, "selu", 0.0, 0.0, lambda: _C._selu(input))
+    return _maybe_inplace(input, inplace, "selu", 0.0, 0.0, lambda t: _C._selu(t))
 
 
 def celu(input, alpha=1.0, inplace=False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``, elementwise."""
-    return _maybe_inplace(input, inplace, "celu", alpha, 0.0, lambda: _C._celu(input, alpha))
+    return _maybe_inplace(input, inplace, "celu", alpha, 0.0, lambda t: _C._celu(t, alpha))
 
 
 def softplus(input, beta=1.0, threshold=20.0) -> Tensor:
@@ -84,7 +84,7 @@ def logsigmoid(input) -> Tensor:
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False) -> Tensor:
     """``clamp(x, min_val, max_val)``; the gradient passes strictly inside ``(min_val, max_val)``."""
     return _maybe_inplace(input, inplace, "hardtanh", min_val, max_val,
-                          lambda: _C._hardtanh(input, min_val, max_val))
+                          lambda t: _C._hardtanh(t, min_val, max_val))
 
 
 def relu6(input, inplace=False) -> Tensor:
@@ -94,17 +94,17 @@ def relu6(input, inplace=False) -> Tensor:
 
 def mish(input, inplace=False) -> Tensor:
     """``x * tanh(softplus(x))``, elementwise."""
-    return _maybe_inplace(input, inplace, "mish", 0.0, 0.0, lambda: _C._mish(input))
+    return _maybe_inplace(input, inplace, "mish", 0.0, 0.0, lambda t: _C._mish(t))
 
 
 def hardsigmoid(input, inplace=False) -> Tensor:
     """``clamp(x / 6 + 1/2, 0, 1)``, elementwise."""
-    return _maybe_inplace(input, inplace, "hardsigmoid", 0.0, 0.0, lambda: _C._hardsigmoid(input))
+    return _maybe_inplace(input, inplace, "hardsigmoid", 0.0, 0.0, lambda t: _C._hardsigmoid(t))
 
 
 def hardswish(input, inplace=False) -> Tensor:
     """``x * hardsigmoid(x)``, elementwise."""
-    return _maybe_inplace(input, inplace, "hardswish", 0.0, 0.0, lambda: _C._hardswish(input))
+    return _maybe_inplace(input, inplace, "hardswish", 0.0, 0.0, lambda t: _C._hardswish(t))
 
 
 def softsign(input) -> Tensor:
@@ -120,7 +120,7 @@ def tanhshrink(input) -> Tensor:
 def threshold(input, threshold, value, inplace=False) -> Tensor:
     """``x if x > threshold else value``, elementwise."""
     return _maybe_inplace(input, inplace, "threshold", threshold, value,
-                          lambda: _C._threshold(input, threshold, value))
+                          lambda t: _C._threshold(t, threshold, value))
 
 
 def hardshrink(input, lambd=0.5) -> Tensor:

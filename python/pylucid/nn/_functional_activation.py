@@ -15,12 +15,9 @@ __all__ = ["gelu", "linear", "relu", "sigmoid", "silu", "tanh"]
 
 
 def relu(input, inplace=False) -> Tensor:
-    """``max(input, 0)`` elementwise; ``inplace=True`` overwrites ``input`` unless autograd tracks
-    it (then the result is computed out of place: pylucid cannot rewrite a recorded history; a leaf
-    that requires grad is refused, as in PyTorch)."""
-    from ._functional_act_ext import _can_write
-
-    return _C.relu_(input) if inplace and _can_write(input, "relu") else _C.relu(input)
+    """``max(input, 0)`` elementwise; ``inplace=True`` overwrites ``input`` and returns it (recorded
+    by autograd as in PyTorch; a leaf that requires grad is refused)."""
+    return _C.relu_(input) if inplace and isinstance(input, Tensor) else _C.relu(input)
 
 
 def gelu(input, approximate="none") -> Tensor:
@@ -31,12 +28,12 @@ def gelu(input, approximate="none") -> Tensor:
 
 def silu(input, inplace=False) -> Tensor:
     """``input * sigmoid(input)`` (swish). ``inplace=True`` writes the result into ``input``
-    unless autograd tracks it (as :func:`relu`)."""
-    from ._functional_act_ext import _can_write
-
-    if inplace and _can_write(input, "silu"):
-        return input.copy_(_C.silu(input))
-    return _C.silu(input)  # out of place when autograd tracks input (see relu)
+    and returns it (recorded by autograd, as :func:`relu`)."""
+    if inplace and isinstance(input, Tensor):
+        if not _C._inplace_records(input, [], "silu"):
+            return input.copy_(_C.silu(input))
+        return _C._rebase_inplace(input, _C.silu(input.clone()), "silu")
+    return _C.silu(input)
 
 
 def sigmoid(input) -> Tensor:

@@ -51,7 +51,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     >>> import pylucid.nn.functional as F
     >>> q = k = v = pylucid.ones(1, 2, 3, 4)
     >>> F.scaled_dot_product_attention(q, k, v, is_causal=True).shape
-    (1, 2, 3, 4)
+    pylucid.Size([1, 2, 3, 4])
     """
     return _C._scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                             enable_gqa)

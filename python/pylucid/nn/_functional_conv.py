@@ -41,7 +41,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     >>> x = pylucid.ones(1, 1, 4, 4)
     >>> w = pylucid.ones(2, 1, 3, 3)
     >>> pylucid.nn.functional.conv2d(x, w, padding=1).shape
-    (1, 2, 4, 4)
+    pylucid.Size([1, 2, 4, 4])
     """
     return _C._conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
@@ -72,7 +72,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     >>> x = pylucid.ones(1, 2, 3, 3)
     >>> w = pylucid.ones(2, 4, 2, 2)
     >>> pylucid.nn.functional.conv_transpose2d(x, w, stride=2).shape
-    (1, 4, 6, 6)
+    pylucid.Size([1, 4, 6, 6])
     """
     return _C._conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                               "conv_transpose2d")

@@ -125,7 +125,7 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
 
     >>> import pylucid
     >>> pylucid.nn.functional.adaptive_avg_pool2d(pylucid.ones(2, 3, 7, 5), 1).shape
-    (2, 3, 1, 1)
+    pylucid.Size([2, 3, 1, 1])
     """
     return _C._adaptive_pool(input, "avg", output_size, 2, "adaptive_avg_pool2d")[0]
 

@@ -255,7 +255,7 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     pylucid.nn.functional.upsample(pylucid.ones(1, 1, 2), scale_factor=2).shape
-    (1, 1, 4)
+    pylucid.Size([1, 1, 4])
     """
     warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
@@ -321,7 +321,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False) -> Tensor:
     >>> import pylucid
     >>> y = pylucid.nn.functional.dropout2d(pylucid.ones(2, 3, 4, 4), p=0.0)
     >>> y.shape
-    (2, 3, 4, 4)
+    pylucid.Size([2, 3, 4, 4])
     """
     if inplace:
         raise _C.LucidError("dropout2d: inplace=True is not supported")

@@ -519,7 +519,7 @@ class Module:
         >>> h = lin.register_full_backward_hook(lambda m, gi, go: seen.append(go[0].shape))
         >>> lin(pylucid.ones(3, 2, requires_grad=True)).sum().backward()
         >>> seen
-        [(3, 1)]
+        [pylucid.Size([3, 1])]
         """
         return self._add_hook("_backward_hooks", hook, prepend)
 

@@ -9,3 +9,4 @@ from .padding import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .more import *  # noqa: F401,F403

@@ -49,7 +49,7 @@ class MultiheadAttention(Module):
     >>> x = pylucid.randn(2, 5, 16)
     >>> out, w = mha(x, x, x)
     >>> out.shape, w.shape
-    ((2, 5, 16), (2, 5, 5))
+    (pylucid.Size([2, 5, 16]), pylucid.Size([2, 5, 5]))
     >>> list(mha.state_dict())
     ['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias']
     """

@@ -158,7 +158,7 @@ class BatchNorm2d(_BatchNorm):
 
     >>> import pylucid
     >>> pylucid.nn.BatchNorm2d(3)(pylucid.randn(2, 3, 4, 4)).shape
-    (2, 3, 4, 4)
+    pylucid.Size([2, 3, 4, 4])
     """
 
     _dims = (4,)
@@ -170,7 +170,7 @@ class BatchNorm3d(_BatchNorm):
 
     >>> import pylucid
     >>> pylucid.nn.BatchNorm3d(3)(pylucid.randn(2, 3, 2, 2, 2)).shape
-    (2, 3, 2, 2, 2)
+    pylucid.Size([2, 3, 2, 2, 2])
     """
 
     _dims = (5,)
@@ -232,7 +232,7 @@ class InstanceNorm3d(_InstanceNorm):
 
     >>> import pylucid
     >>> pylucid.nn.InstanceNorm3d(2)(pylucid.randn(1, 2, 2, 2, 2)).shape
-    (1, 2, 2, 2, 2)
+    pylucid.Size([1, 2, 2, 2, 2])
     """
 
     _dims = (4, 5)
@@ -255,7 +255,7 @@ class GroupNorm(Module):
     >>> gn
     GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
     >>> gn(pylucid.randn(3, 4, 5)).shape
-    (3, 4, 5)
+    pylucid.Size([3, 4, 5])
     """
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):

@@ -31,7 +31,7 @@ class Sequential(Module):
     >>> from pylucid import nn
     >>> net = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 1))
     >>> net(pylucid.ones(3, 2)).shape
-    (3, 1)
+    pylucid.Size([3, 1])
     >>> net[0]
     Linear(in_features=2, out_features=4, bias=True)
     """

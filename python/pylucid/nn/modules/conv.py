@@ -148,7 +148,7 @@ class Conv1d(_Conv):
     >>> import pylucid
     >>> conv = Conv1d(4, 8, 3, padding=1)
     >>> conv(pylucid.ones(2, 4, 10)).shape
-    (2, 8, 10)
+    pylucid.Size([2, 8, 10])
     """
 
     _dims = 1
@@ -167,7 +167,7 @@ class Conv2d(_Conv):
     >>> conv
     Conv2d(1, 6, kernel_size=(5, 5), stride=(1, 1), padding=(2, 2))
     >>> conv(pylucid.ones(8, 1, 28, 28)).shape
-    (8, 6, 28, 28)
+    pylucid.Size([8, 6, 28, 28])
     """
 
     _dims = 2
@@ -221,7 +221,7 @@ class ConvTranspose1d(_ConvTranspose):
     >>> import pylucid
     >>> up = ConvTranspose1d(4, 2, 2, stride=2)
     >>> up(pylucid.ones(1, 4, 5)).shape
-    (1, 2, 10)
+    pylucid.Size([1, 2, 10])
     """
 
     _dims = 1
@@ -236,7 +236,7 @@ class ConvTranspose2d(_ConvTranspose):
     >>> import pylucid
     >>> up = ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)
     >>> up(pylucid.ones(1, 8, 7, 7)).shape
-    (1, 4, 14, 14)
+    pylucid.Size([1, 4, 14, 14])
     """
 
     _dims = 2

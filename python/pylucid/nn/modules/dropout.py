@@ -38,7 +38,7 @@ class Dropout1d(_DropoutNd):
 
     >>> import pylucid
     >>> Dropout1d(0.5).eval()(pylucid.ones(2, 3, 4)).shape
-    (2, 3, 4)
+    pylucid.Size([2, 3, 4])
     """
 
     def forward(self, input):

@@ -32,7 +32,7 @@ class Linear(Module):
     >>> layer
     Linear(in_features=2, out_features=32, bias=True)
     >>> layer(pylucid.ones(5, 2)).shape
-    (5, 32)
+    pylucid.Size([5, 32])
     """
 
     def __init__(self, in_features, out_features, bias=True, dtype=None):
@@ -84,7 +84,7 @@ class Unflatten(Module):
 
     >>> import pylucid
     >>> Unflatten(1, (2, 5))(pylucid.ones(3, 10)).shape
-    (3, 2, 5)
+    pylucid.Size([3, 2, 5])
     """
 
     def __init__(self, dim, unflattened_size):

@@ -139,9 +139,9 @@ class GroupRMSNorm(Module):
     >>> import pylucid
     >>> g = pylucid.nn.GroupRMSNorm([0, 1, 0, 1, 1])
     >>> g.n_channels.tolist(), g.gamma.shape
-    ([2, 3], (2,))
+    ([2, 3], pylucid.Size([2]))
     >>> g(pylucid.ones(3, 5, 1)).shape
-    (3, 5, 1)
+    pylucid.Size([3, 5, 1])
     """
 
     def __init__(self, channel_groups, eps=1e-6, affine=True):

@@ -77,7 +77,7 @@ class ZeroPad2d(ConstantPad2d):
 
     >>> import pylucid
     >>> ZeroPad2d(1)(pylucid.ones(1, 3, 4, 4)).shape
-    (1, 3, 6, 6)
+    pylucid.Size([1, 3, 6, 6])
     """
 
     def __init__(self, padding):
@@ -103,7 +103,7 @@ class ReflectionPad2d(_PadNd):
 
     >>> import pylucid
     >>> ReflectionPad2d(1)(pylucid.ones(1, 2, 3, 3)).shape
-    (1, 2, 5, 5)
+    pylucid.Size([1, 2, 5, 5])
     """
 
     _dims = 2
@@ -126,7 +126,7 @@ class ReplicationPad2d(_PadNd):
 
     >>> import pylucid
     >>> ReplicationPad2d(2)(pylucid.ones(2, 3, 3)).shape
-    (2, 7, 7)
+    pylucid.Size([2, 7, 7])
     """
 
     _dims = 2
@@ -149,7 +149,7 @@ class CircularPad2d(_PadNd):
 
     >>> import pylucid
     >>> CircularPad2d(1)(pylucid.ones(1, 1, 2, 2)).shape
-    (1, 1, 4, 4)
+    pylucid.Size([1, 1, 4, 4])
     """
 
     _dims = 2

@@ -51,7 +51,7 @@ class MaxPool2d(_MaxPoolNd):
     >>> pool
     MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
     >>> pool(pylucid.ones(8, 6, 24, 24)).shape
-    (8, 6, 12, 12)
+    pylucid.Size([8, 6, 12, 12])
     """
 
     _dims = 2
@@ -92,7 +92,7 @@ class AvgPool2d(Module):
 
     >>> import pylucid
     >>> AvgPool2d(2)(pylucid.ones(1, 2, 4, 4)).shape
-    (1, 2, 2, 2)
+    pylucid.Size([1, 2, 2, 2])
     """
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -137,7 +137,7 @@ class AdaptiveAvgPool1d(_AdaptivePool):
 
     >>> import pylucid
     >>> AdaptiveAvgPool1d(3)(pylucid.ones(2, 4, 10)).shape
-    (2, 4, 3)
+    pylucid.Size([2, 4, 3])
     """
 
     _dims = 1
@@ -152,7 +152,7 @@ class AdaptiveAvgPool2d(_AdaptivePool):
 
     >>> import pylucid
     >>> AdaptiveAvgPool2d((1, 1))(pylucid.ones(2, 4, 7, 7)).shape
-    (2, 4, 1, 1)
+    pylucid.Size([2, 4, 1, 1])
     """
 
     def __init__(self, output_size):
@@ -178,7 +178,7 @@ class AdaptiveMaxPool2d(_AdaptivePool):
     >>> import pylucid
     >>> y, idx = AdaptiveMaxPool2d(2, return_indices=True)(pylucid.ones(1, 3, 5, 5))
     >>> y.shape, idx.dtype
-    ((1, 3, 2, 2), pylucid.int64)
+    (pylucid.Size([1, 3, 2, 2]), pylucid.int64)
     """
 
     _kind = "max"

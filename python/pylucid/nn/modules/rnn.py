@@ -208,7 +208,7 @@ class RNN(RNNBase):
     >>> rnn = pylucid.nn.RNN(4, 3, num_layers=2)
     >>> out, h = rnn(pylucid.randn(5, 2, 4))
     >>> out.shape, h.shape
-    ((5, 2, 3), (2, 2, 3))
+    (pylucid.Size([5, 2, 3]), pylucid.Size([2, 2, 3]))
     """
 
     def __init__(self, *args, **kwargs):
@@ -240,7 +240,7 @@ class LSTM(RNNBase):
     >>> lstm = pylucid.nn.LSTM(4, 6, proj_size=3, bidirectional=True)
     >>> out, (h, c) = lstm(pylucid.randn(5, 2, 4))
     >>> out.shape, h.shape, c.shape
-    ((5, 2, 6), (2, 2, 3), (2, 2, 6))
+    (pylucid.Size([5, 2, 6]), pylucid.Size([2, 2, 3]), pylucid.Size([2, 2, 6]))
     >>> [n for n, _ in lstm.named_parameters()][:5]
     ['weight_ih_l0', 'weight_hh_l0', 'bias_ih_l0', 'bias_hh_l0', 'weight_hr_l0']
     """
@@ -258,7 +258,7 @@ class GRU(RNNBase):
     >>> import pylucid
     >>> out, h = pylucid.nn.GRU(4, 3, batch_first=True)(pylucid.randn(2, 5, 4))
     >>> out.shape, h.shape
-    ((2, 5, 3), (1, 2, 3))
+    (pylucid.Size([2, 5, 3]), pylucid.Size([1, 2, 3]))
     """
 
     def __init__(self, *args, **kwargs):
@@ -346,7 +346,7 @@ class RNNCell(RNNCellBase):
 
     >>> import pylucid
     >>> pylucid.nn.RNNCell(4, 3)(pylucid.randn(2, 4)).shape
-    (2, 3)
+    pylucid.Size([2, 3])
     """
 
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
@@ -367,7 +367,7 @@ class LSTMCell(RNNCellBase):
     >>> import pylucid
     >>> h, c = pylucid.nn.LSTMCell(4, 3)(pylucid.randn(2, 4))
     >>> h.shape, c.shape
-    ((2, 3), (2, 3))
+    (pylucid.Size([2, 3]), pylucid.Size([2, 3]))
     """
 
     _mode = "LSTM"
@@ -389,7 +389,7 @@ class GRUCell(RNNCellBase):
 
     >>> import pylucid
     >>> pylucid.nn.GRUCell(4, 3)(pylucid.randn(4)).shape
-    (3,)
+    pylucid.Size([3])
     """
 
     _mode = "GRU"

@@ -18,7 +18,7 @@ class Embedding(Module):
     >>> import pylucid
     >>> emb = Embedding(10, 3, padding_idx=0)
     >>> emb(pylucid.tensor([[0, 4], [9, 9]])).shape
-    (2, 2, 3)
+    pylucid.Size([2, 2, 3])
     """
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, _weight=None, _freeze=False,

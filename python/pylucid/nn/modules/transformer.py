@@ -42,7 +42,7 @@ class TransformerEncoderLayer(Module):
     >>> import pylucid
     >>> layer = TransformerEncoderLayer(d_model=16, nhead=4, dim_feedforward=32, batch_first=True)
     >>> layer(pylucid.randn(2, 5, 16)).shape
-    (2, 5, 16)
+    pylucid.Size([2, 5, 16])
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
@@ -86,7 +86,7 @@ class TransformerDecoderLayer(Module):
     >>> import pylucid
     >>> layer = TransformerDecoderLayer(d_model=16, nhead=4, dim_feedforward=32)
     >>> layer(pylucid.randn(3, 2, 16), pylucid.randn(5, 2, 16)).shape
-    (3, 2, 16)
+    pylucid.Size([3, 2, 16])
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
@@ -142,7 +142,7 @@ class TransformerEncoder(Module):
     >>> import pylucid
     >>> enc = TransformerEncoder(TransformerEncoderLayer(16, 2, 32), num_layers=2)
     >>> enc(pylucid.randn(5, 3, 16)).shape
-    (5, 3, 16)
+    pylucid.Size([5, 3, 16])
     """
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
@@ -165,7 +165,7 @@ class TransformerDecoder(Module):
     >>> import pylucid
     >>> dec = TransformerDecoder(TransformerDecoderLayer(16, 2, 32), num_layers=2)
     >>> dec(pylucid.randn(4, 3, 16), pylucid.randn(6, 3, 16)).shape
-    (4, 3, 16)
+    pylucid.Size([4, 3, 16])
     """
 
     def __init__(self, decoder_layer, num_layers, norm=None):
@@ -195,7 +195,7 @@ class Transformer(Module):
     >>> src, tgt = pylucid.randn(2, 7, 16), pylucid.randn(2, 5, 16)
     >>> mask = Transformer.generate_square_subsequent_mask(5)
     >>> model(src, tgt, tgt_mask=mask).shape
-    (2, 5, 16)
+    pylucid.Size([2, 5, 16])
     """
 
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,

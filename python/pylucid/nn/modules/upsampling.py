@@ -16,7 +16,7 @@ class Upsample(Module):
     >>> up
     Upsample(scale_factor=2.0, mode='nearest')
     >>> up(pylucid.ones(1, 3, 4, 4)).shape
-    (1, 3, 8, 8)
+    pylucid.Size([1, 3, 8, 8])
     """
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
@@ -50,7 +50,7 @@ class UpsamplingNearest2d(Upsample):
 
     >>> import pylucid
     >>> UpsamplingNearest2d(scale_factor=2)(pylucid.ones(1, 1, 2, 2)).shape
-    (1, 1, 4, 4)
+    pylucid.Size([1, 1, 4, 4])
     """
 
     def __init__(self, size=None, scale_factor=None):
@@ -62,7 +62,7 @@ class UpsamplingBilinear2d(Upsample):
 
     >>> import pylucid
     >>> UpsamplingBilinear2d(size=3)(pylucid.ones(1, 1, 2, 2)).shape
-    (1, 1, 3, 3)
+    pylucid.Size([1, 1, 3, 3])
     """
 
     def __init__(self, size=None, scale_factor=None):
