@@ -1,5 +1,7 @@
 #include "kernels/cpu/norm.h"
 
+#include <vector>
+
 #include "kernels/cpu/norm_rows.h"
 
 namespace lucid::kernels {
@@ -112,64 +114,90 @@ struct LnBackwardRows {
 };
 
 // ---- GroupRMSNorm -------------------------------------------------------------------------
-// Channels are visited in order and scattered into per-group sums: any assignment of
-// channels to groups works, and each group's sum is taken in channel order (deterministic).
+// Any assignment of channels to groups works. The kernels walk "runs": maximal spans of
+// consecutive channels in the same group, each a contiguous block of (run length) * S values
+// reduced with the lane-split reduce_row. Contiguous groups (the common layout) are one run
+// each, so a row costs what RMSNorm's does; scattered ids degrade to one run per channel.
+// Each group's sum adds its runs in channel order (deterministic).
+struct Runs {
+  std::vector<int64_t> begin;  // run r covers channels [begin[r], begin[r + 1])
+  std::vector<int64_t> group;  // its group id
+  explicit Runs(const int64_t* grp, int64_t C) {
+    for (int64_t c = 0; c < C; ++c) {
+      if (c == 0 || grp[c] != grp[c - 1]) {
+        begin.push_back(c);
+        group.push_back(grp[c]);
+      }
+    }
+    begin.push_back(C);
+  }
+  int64_t size() const { return int64_t(group.size()); }
+};
+
 template <class T, bool HasGain>
 struct GroupForwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const int64_t* grp, const int64_t* cnt, const T* gamma, T* y, A* rstd,
-                               int64_t r0, int64_t r1, int64_t C, int64_t S, int64_t G, A eps) {
+  LUCID_INLINE static void run(const T* x, const Runs* runs, const int64_t* cnt, const T* gamma, T* y, A* rstd,
+                               int64_t r0, int64_t r1, int64_t C, int64_t S, int64_t G, A eps, bool stream) {
+    const int64_t R = runs->size();
+    const int64_t* rb = runs->begin.data();
+    const int64_t* rg = runs->group.data();
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * C * S;
       T* yr = y + i * C * S;
       A* rr = rstd + i * G;  // accumulates the sums of squares, then becomes rstd
       std::fill(rr, rr + G, A(0));
-      for (int64_t c = 0; c < C; ++c) {
-        const T* xc = xr + c * S;
-        A ss = 0;
-        for (int64_t s = 0; s < S; ++s) ss += A(xc[s]) * A(xc[s]);
-        rr[grp[c]] += ss;
+      for (int64_t r = 0; r < R; ++r) {
+        const T* xb = xr + rb[r] * S;
+        rr[rg[r]] += reduce_row<A>((rb[r + 1] - rb[r]) * S, [xb](int64_t j) { A v = A(xb[j]); return v * v; });
       }
       for (int64_t g = 0; g < G; ++g) rr[g] = A(1) / std::sqrt(rr[g] / A(cnt[g] * S) + eps);
-      for (int64_t c = 0; c < C; ++c) {
-        const A scale = rr[grp[c]] * gain<T, HasGain>(gamma, grp[c]);
-        for (int64_t s = 0; s < S; ++s) yr[c * S + s] = T(A(xr[c * S + s]) * scale);
+      for (int64_t r = 0; r < R; ++r) {
+        const A scale = rr[rg[r]] * gain<T, HasGain>(gamma, rg[r]);
+        const T* xb = xr + rb[r] * S;
+        write_row(yr + rb[r] * S, (rb[r + 1] - rb[r]) * S, stream, [=](int64_t j) { return A(xb[j]) * scale; });
       }
     }
+    stream_fence(stream);
   }
 };
 
 // Per group g of n_g channels (m_g = n_g S values):
-//   d_x = rstd_g gy - x rstd_g^3 / m_g * sum_{values of g} gy x.
-// `dot` is a G-long scratch row of this chunk; `dg` its partial d_gamma row.
+//   d_x = rstd_g gy - x rstd_g^3 / m_g * sum_{values of g} gy x,   gy = grad_out gamma_g
+//   d_gamma_g += rstd_g * sum_{values of g} grad_out x
+// One reduction per run (sum grad_out x) serves both. `dot` and `sgx` are G-long scratch rows of
+// this chunk; `dg` its partial d_gamma row.
 template <class T, bool HasGain>
 struct GroupBackwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const int64_t* grp, const int64_t* cnt, const T* gamma, const T* go,
-                               const A* rstd, T* dx, A* dot, A* dg, int64_t r0, int64_t r1, int64_t C, int64_t S,
+  LUCID_INLINE static void run(const T* x, const Runs* runs, const int64_t* cnt, const T* gamma, const T* go,
+                               const A* rstd, T* dx, A* sgx, A* dg, int64_t r0, int64_t r1, int64_t C, int64_t S,
                                int64_t G) {
+    const int64_t R = runs->size();
+    const int64_t* rb = runs->begin.data();
+    const int64_t* rg = runs->group.data();
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * C * S;
       const T* gr = go + i * C * S;
       const A* rr = rstd + i * G;
-      if (dx) {
-        T* dr = dx + i * C * S;
-        std::fill(dot, dot + G, A(0));
-        for (int64_t c = 0; c < C; ++c) {
-          A d = 0;
-          for (int64_t s = 0; s < S; ++s) d += A(gr[c * S + s]) * A(xr[c * S + s]);
-          dot[grp[c]] += gain<T, HasGain>(gamma, grp[c]) * d;
-        }
-        for (int64_t g = 0; g < G; ++g) dot[g] *= rr[g] * rr[g] * rr[g] / A(cnt[g] * S);
-        for (int64_t c = 0; c < C; ++c) {
-          const int64_t g = grp[c];
-          const A k = rr[g] * gain<T, HasGain>(gamma, g);
-          for (int64_t s = 0; s < S; ++s) dr[c * S + s] = T(k * A(gr[c * S + s]) - A(xr[c * S + s]) * dot[g]);
-        }
+      std::fill(sgx, sgx + G, A(0));
+      for (int64_t r = 0; r < R; ++r) {
+        const T *xb = xr + rb[r] * S, *gb = gr + rb[r] * S;
+        sgx[rg[r]] += reduce_row<A>((rb[r + 1] - rb[r]) * S, [=](int64_t j) { return A(gb[j]) * A(xb[j]); });
       }
       if (dg)
-        for (int64_t c = 0; c < C; ++c)
-          for (int64_t s = 0; s < S; ++s) dg[grp[c]] += A(gr[c * S + s]) * A(xr[c * S + s]) * rr[grp[c]];
+        for (int64_t g = 0; g < G; ++g) dg[g] += sgx[g] * rr[g];
+      if (!dx) continue;
+      T* dr = dx + i * C * S;
+      for (int64_t r = 0; r < R; ++r) {
+        const int64_t g = rg[r];
+        const A k = rr[g] * gain<T, HasGain>(gamma, g);
+        const A c = gain<T, HasGain>(gamma, g) * sgx[g] * rr[g] * rr[g] * rr[g] / A(cnt[g] * S);
+        const T *xb = xr + rb[r] * S, *gb = gr + rb[r] * S;
+        T* db = dr + rb[r] * S;
+        const int64_t n = (rb[r + 1] - rb[r]) * S;
+        for (int64_t j = 0; j < n; ++j) db[j] = T(k * A(gb[j]) - A(xb[j]) * c);
+      }
     }
   }
 };
@@ -250,10 +278,12 @@ template <class T>
 void group_rms_norm_forward(const T* x, const int64_t* groups, const int64_t* counts, const T* gamma, T* y,
                             acc_t<T>* rstd, int64_t rows, int64_t C, int64_t S, int64_t G, acc_t<T> eps) {
   const int64_t P = norm_chunks(rows, C * S);
+  const Runs runs(groups, C);
+  const bool stream = use_stream<T>(rows * C * S);
   for_chunks(P, [&](int64_t c) {
     const int64_t r0 = chunk_begin(c, P, rows), r1 = chunk_begin(c + 1, P, rows);
-    if (gamma) run_best<GroupForwardRows<T, true>>(x, groups, counts, gamma, y, rstd, r0, r1, C, S, G, eps);
-    else run_best<GroupForwardRows<T, false>>(x, groups, counts, gamma, y, rstd, r0, r1, C, S, G, eps);
+    if (gamma) run_best<GroupForwardRows<T, true>>(x, &runs, counts, gamma, y, rstd, r0, r1, C, S, G, eps, stream);
+    else run_best<GroupForwardRows<T, false>>(x, &runs, counts, gamma, y, rstd, r0, r1, C, S, G, eps, stream);
   });
 }
 
@@ -263,15 +293,16 @@ void group_rms_norm_backward(const T* x, const int64_t* groups, const int64_t* c
                              int64_t rows, int64_t C, int64_t S, int64_t G) {
   using A = acc_t<T>;
   const int64_t P = norm_chunks(rows, C * S);
-  // scratch layout: P dot rows of G, then P partial d_gamma rows of G.
+  const Runs runs(groups, C);
+  // scratch layout: P sum(grad_out x) rows of G, then P partial d_gamma rows of G.
   A* partial = scratch + P * G;
   for_chunks(P, [&](int64_t c) {
     const int64_t r0 = chunk_begin(c, P, rows), r1 = chunk_begin(c + 1, P, rows);
-    A* dot = scratch + c * G;
+    A* sgx = scratch + c * G;
     A* dg = d_gamma ? partial + c * G : nullptr;
     if (dg) std::fill(dg, dg + G, A(0));
-    if (gamma) run_best<GroupBackwardRows<T, true>>(x, groups, counts, gamma, grad_out, rstd, dx, dot, dg, r0, r1, C, S, G);
-    else run_best<GroupBackwardRows<T, false>>(x, groups, counts, gamma, grad_out, rstd, dx, dot, dg, r0, r1, C, S, G);
+    if (gamma) run_best<GroupBackwardRows<T, true>>(x, &runs, counts, gamma, grad_out, rstd, dx, sgx, dg, r0, r1, C, S, G);
+    else run_best<GroupBackwardRows<T, false>>(x, &runs, counts, gamma, grad_out, rstd, dx, sgx, dg, r0, r1, C, S, G);
   });
   if (d_gamma) combine_chunks(partial, d_gamma, P, G);
 }
