@@ -77,8 +77,10 @@ def main():
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     args = p.parse_args()
-    # pylucid's kernels and its BLAS size their pools from these when the extension loads
-    os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
+    # pylucid's kernels size their pool from this when the extension loads. OPENBLAS_NUM_THREADS
+    # stays unset: pylucid splits products over its own pool and keeps OpenBLAS serial (a second,
+    # spinning pool would fight the first for the cores).
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
     import pylucid
 
     if hasattr(pylucid, "set_num_threads"):

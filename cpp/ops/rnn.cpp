@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "autograd/engine.h"
 #include "core/autocast.h"
@@ -36,18 +37,25 @@ void rnn_gemm(int64_t m, int64_t n, int64_t k, const T* a, kernels::MatLayout la
   kernels::gemm<T>(m, n, k, a, la, b, lb, beta, c, ldc);
 }
 
-// The per-step products (M = batch rows): split into column blocks small enough that OpenBLAS runs
-// each on the calling thread. Waking its pool for a product this size costs more than the product,
-// and on a shared machine every step would wait for a descheduled worker (measured: 5x slower
-// training steps at 2 threads under load). OpenBLAS goes serial below 65536 * 4 multiply-adds.
-// With a single-threaded OpenBLAS (pylucid's default) there is no pool to wake: one call per step
-// instead of one per block (each call has a fixed cost, and narrow blocks run less efficiently).
+// The per-step products (M = batch rows), in column blocks of op(B) when that pays:
+// - OpenBLAS with its own threads: blocks small enough that it runs each on the calling thread.
+//   Waking its pool for a product this size costs more than the product, and on a shared machine
+//   every step would wait for a descheduled worker (measured: 5x slower training steps at 2
+//   threads under load). OpenBLAS goes serial below 65536 * 4 multiply-adds.
+// - Single-threaded OpenBLAS (pylucid's default): one call, except float32 h W^T with at most 32
+//   rows, cut into blocks of at most 1024 outputs. OpenBLAS 0.3.34 (the pinned version) sends those
+//   to its small-matrix kernel, which skips packing W: 16x512x128 takes 23 us instead of 36, and
+//   8..32 rows gain 1.2-2.2x. Wider blocks or the other layouts measured no gain.
 template <class T>
 void step_gemm(int64_t m, int64_t n, int64_t k, const T* a, kernels::MatLayout la, const T* b, kernels::MatLayout lb,
                T beta, T* c, int64_t ldc) {
-  if (kernels::blas_num_threads() <= 1) return rnn_gemm<T>(m, n, k, a, la, b, lb, beta, c, ldc);
-  constexpr int64_t kSerialMacs = (int64_t(1) << 18) - 1;
-  const int64_t nc = std::max<int64_t>(1, kSerialMacs / std::max<int64_t>(1, m * k));
+  int64_t nc = n;  // columns of op(B) per call
+  if (kernels::blas_num_threads() > 1) {
+    constexpr int64_t kSerialMacs = (int64_t(1) << 18) - 1;
+    nc = std::max<int64_t>(1, kSerialMacs / std::max<int64_t>(1, m * k));
+  } else if (std::is_same_v<T, float> && lb.trans && !la.trans && m <= 32) {
+    nc = std::max<int64_t>(8, 1024 / std::max<int64_t>(1, m));
+  }
   for (int64_t j0 = 0; j0 < n; j0 += nc) {
     const int64_t w = std::min(nc, n - j0);
     // column block j0 of op(B): rows of a transposed B, columns of a plain one

@@ -6,19 +6,26 @@
 
 namespace lucid::kernels {
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define LUCID_RNN_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define LUCID_RNN_CLONES
+#endif
+#define LUCID_RNN_INLINE inline __attribute__((always_inline))
+
 namespace {
 // float: the branch-free vmath forms, which GCC vectorises (std::exp/tanh are scalar calls and
 // would dominate a step); double: the library functions.
-inline float sigmoid(float v) { return sigmoid_f32(v); }
+LUCID_RNN_INLINE float sigmoid(float v) { return sigmoid_f32(v); }
 inline double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
-inline float tanh_(float v) { return tanh_f32(v); }
+LUCID_RNN_INLINE float tanh_(float v) { return tanh_f32(v); }
 inline double tanh_(double v) { return std::tanh(v); }
 }  // namespace
 
 // One batch row; restrict-qualified so GCC vectorises the loop (the gate blocks, the states and
 // h never overlap).
 template <class T>
-inline void lstm_row_forward(T* __restrict gi, T* __restrict gf, T* __restrict gg, T* __restrict go,
+LUCID_RNN_INLINE void lstm_row_forward(T* __restrict gi, T* __restrict gf, T* __restrict gg, T* __restrict go,
                              const T* __restrict cp, T* __restrict cb, T* __restrict hb, int64_t H) {
 #pragma GCC ivdep
   for (int64_t j = 0; j < H; ++j) {
@@ -31,7 +38,7 @@ inline void lstm_row_forward(T* __restrict gi, T* __restrict gf, T* __restrict g
 }
 
 template <class T>
-void lstm_step_forward(T* gates, const T* c_prev, T* c, T* h, int64_t B, int64_t H, int64_t ldh) {
+LUCID_RNN_INLINE void lstm_step_forward_impl(T* gates, const T* c_prev, T* c, T* h, int64_t B, int64_t H, int64_t ldh) {
   for (int64_t b = 0; b < B; ++b) {
     T* gi = gates + b * 4 * H;
     lstm_row_forward(gi, gi + H, gi + 2 * H, gi + 3 * H, c_prev + b * H, c + b * H, h + b * ldh, H);
@@ -39,7 +46,7 @@ void lstm_step_forward(T* gates, const T* c_prev, T* c, T* h, int64_t B, int64_t
 }
 
 template <class T>
-inline void lstm_row_backward(const T* __restrict gi, const T* __restrict gf, const T* __restrict gg,
+LUCID_RNN_INLINE void lstm_row_backward(const T* __restrict gi, const T* __restrict gf, const T* __restrict gg,
                               const T* __restrict go, const T* __restrict cp, const T* __restrict cb,
                               const T* __restrict dhb, T* __restrict dcb, T* __restrict di, T* __restrict df,
                               T* __restrict dg, T* __restrict dout, int64_t H) {
@@ -57,7 +64,7 @@ inline void lstm_row_backward(const T* __restrict gi, const T* __restrict gf, co
 }
 
 template <class T>
-void lstm_step_backward(const T* gates, const T* c_prev, const T* c, const T* dh, T* dc, T* dgates, int64_t B,
+LUCID_RNN_INLINE void lstm_step_backward_impl(const T* gates, const T* c_prev, const T* c, const T* dh, T* dc, T* dgates, int64_t B,
                         int64_t H) {
   for (int64_t b = 0; b < B; ++b) {
     const T* gi = gates + b * 4 * H;
@@ -68,7 +75,7 @@ void lstm_step_backward(const T* gates, const T* c_prev, const T* c, const T* dh
 }
 
 template <class T>
-inline void gru_row_forward(T* __restrict gr, T* __restrict gz, T* __restrict gn, const T* __restrict hr,
+LUCID_RNN_INLINE void gru_row_forward(T* __restrict gr, T* __restrict gz, T* __restrict gn, const T* __restrict hr,
                             const T* __restrict hz, const T* __restrict hn, const T* __restrict hp,
                             T* __restrict hno, T* __restrict hb, int64_t H) {
 #pragma GCC ivdep
@@ -82,7 +89,7 @@ inline void gru_row_forward(T* __restrict gr, T* __restrict gz, T* __restrict gn
 }
 
 template <class T>
-void gru_step_forward(T* gates, const T* hw, const T* h_prev, T* hn_out, T* h, int64_t B, int64_t H) {
+LUCID_RNN_INLINE void gru_step_forward_impl(T* gates, const T* hw, const T* h_prev, T* hn_out, T* h, int64_t B, int64_t H) {
   for (int64_t b = 0; b < B; ++b) {
     T* gr = gates + b * 3 * H;
     const T* hr = hw + b * 3 * H;
@@ -91,7 +98,7 @@ void gru_step_forward(T* gates, const T* hw, const T* h_prev, T* hn_out, T* h, i
 }
 
 template <class T>
-void gru_step_backward(const T* gates, const T* hn, const T* h_prev, const T* dh, T* dgx, T* dgh, T* dh_prev,
+LUCID_RNN_INLINE void gru_step_backward_impl(const T* gates, const T* hn, const T* h_prev, const T* dh, T* dgx, T* dgh, T* dh_prev,
                        int64_t B, int64_t H) {
   for (int64_t b = 0; b < B; ++b) {
     const T* gr = gates + b * 3 * H;
@@ -117,7 +124,7 @@ void gru_step_backward(const T* gates, const T* hn, const T* h_prev, const T* dh
 }
 
 template <class T>
-void rnn_step_forward(const T* a, T* h, int64_t B, int64_t H, bool relu) {
+LUCID_RNN_INLINE void rnn_step_forward_impl(const T* a, T* h, int64_t B, int64_t H, bool relu) {
   const int64_t n = B * H;
   if (relu)
     for (int64_t j = 0; j < n; ++j) h[j] = a[j] > T(0) ? a[j] : T(0);
@@ -126,7 +133,7 @@ void rnn_step_forward(const T* a, T* h, int64_t B, int64_t H, bool relu) {
 }
 
 template <class T>
-void rnn_step_backward(const T* h, const T* dh, T* da, int64_t B, int64_t H, bool relu) {
+LUCID_RNN_INLINE void rnn_step_backward_impl(const T* h, const T* dh, T* da, int64_t B, int64_t H, bool relu) {
   const int64_t n = B * H;
   if (relu)
     for (int64_t j = 0; j < n; ++j) da[j] = h[j] > T(0) ? dh[j] : T(0);
@@ -134,15 +141,66 @@ void rnn_step_backward(const T* h, const T* dh, T* da, int64_t B, int64_t H, boo
     for (int64_t j = 0; j < n; ++j) da[j] = dh[j] * (T(1) - h[j] * h[j]);
 }
 
-#define LUCID_RNN_INSTANTIATE(T)                                                                              \
-  template void lstm_step_forward<T>(T*, const T*, T*, T*, int64_t, int64_t, int64_t);                         \
-  template void lstm_step_backward<T>(const T*, const T*, const T*, const T*, T*, T*, int64_t, int64_t);       \
-  template void gru_step_forward<T>(T*, const T*, const T*, T*, T*, int64_t, int64_t);                         \
-  template void gru_step_backward<T>(const T*, const T*, const T*, const T*, T*, T*, T*, int64_t, int64_t);    \
-  template void rnn_step_forward<T>(const T*, T*, int64_t, int64_t, bool);                                     \
-  template void rnn_step_backward<T>(const T*, const T*, T*, int64_t, int64_t, bool);
-
-LUCID_RNN_INSTANTIATE(float)
-LUCID_RNN_INSTANTIATE(double)
+// Each step kernel: one definition for both types; the float one is compiled for AVX-512, for
+// AVX2 + FMA and for baseline x86-64 and picked at load time (LUCID_RNN_CLONES), since the gate
+// nonlinearities are a third of an LSTM step.
+template <class T>
+void lstm_step_forward(T* gates, const T* c_prev, T* c, T* h, int64_t B, int64_t H, int64_t ldh) {
+  lstm_step_forward_impl(gates, c_prev, c, h, B, H, ldh);
+}
+template <>
+LUCID_RNN_CLONES void lstm_step_forward<float>(float* gates, const float* c_prev, float* c, float* h, int64_t B, int64_t H, int64_t ldh) {
+  lstm_step_forward_impl(gates, c_prev, c, h, B, H, ldh);
+}
+template void lstm_step_forward<double>(double*, const double*, double*, double*, int64_t, int64_t, int64_t);
+template <class T>
+void lstm_step_backward(const T* gates, const T* c_prev, const T* c, const T* dh, T* dc, T* dgates, int64_t B,
+                        int64_t H) {
+  lstm_step_backward_impl(gates, c_prev, c, dh, dc, dgates, B, H);
+}
+template <>
+LUCID_RNN_CLONES void lstm_step_backward<float>(const float* gates, const float* c_prev, const float* c, const float* dh, float* dc, float* dgates, int64_t B,
+                        int64_t H) {
+  lstm_step_backward_impl(gates, c_prev, c, dh, dc, dgates, B, H);
+}
+template void lstm_step_backward<double>(const double*, const double*, const double*, const double*, double*, double*, int64_t, int64_t);
+template <class T>
+void gru_step_forward(T* gates, const T* hw, const T* h_prev, T* hn_out, T* h, int64_t B, int64_t H) {
+  gru_step_forward_impl(gates, hw, h_prev, hn_out, h, B, H);
+}
+template <>
+LUCID_RNN_CLONES void gru_step_forward<float>(float* gates, const float* hw, const float* h_prev, float* hn_out, float* h, int64_t B, int64_t H) {
+  gru_step_forward_impl(gates, hw, h_prev, hn_out, h, B, H);
+}
+template void gru_step_forward<double>(double*, const double*, const double*, double*, double*, int64_t, int64_t);
+template <class T>
+void gru_step_backward(const T* gates, const T* hn, const T* h_prev, const T* dh, T* dgx, T* dgh, T* dh_prev,
+                       int64_t B, int64_t H) {
+  gru_step_backward_impl(gates, hn, h_prev, dh, dgx, dgh, dh_prev, B, H);
+}
+template <>
+LUCID_RNN_CLONES void gru_step_backward<float>(const float* gates, const float* hn, const float* h_prev, const float* dh, float* dgx, float* dgh, float* dh_prev,
+                       int64_t B, int64_t H) {
+  gru_step_backward_impl(gates, hn, h_prev, dh, dgx, dgh, dh_prev, B, H);
+}
+template void gru_step_backward<double>(const double*, const double*, const double*, const double*, double*, double*, double*, int64_t, int64_t);
+template <class T>
+void rnn_step_forward(const T* a, T* h, int64_t B, int64_t H, bool relu) {
+  rnn_step_forward_impl(a, h, B, H, relu);
+}
+template <>
+LUCID_RNN_CLONES void rnn_step_forward<float>(const float* a, float* h, int64_t B, int64_t H, bool relu) {
+  rnn_step_forward_impl(a, h, B, H, relu);
+}
+template void rnn_step_forward<double>(const double*, double*, int64_t, int64_t, bool);
+template <class T>
+void rnn_step_backward(const T* h, const T* dh, T* da, int64_t B, int64_t H, bool relu) {
+  rnn_step_backward_impl(h, dh, da, B, H, relu);
+}
+template <>
+LUCID_RNN_CLONES void rnn_step_backward<float>(const float* h, const float* dh, float* da, int64_t B, int64_t H, bool relu) {
+  rnn_step_backward_impl(h, dh, da, B, H, relu);
+}
+template void rnn_step_backward<double>(const double*, const double*, double*, int64_t, int64_t, bool);
 
 }  // namespace lucid::kernels
