@@ -182,7 +182,18 @@ CASES = {
     "erfc": (lambda a: a.erfc(), [S23]),
     "atan2": (lambda a, b: pylucid.atan2(a, b), [S23, (P, S3)]),
     "index_put": (lambda a, b: _index_put(a, b) ** 2, [(4, 2), (3, 2)]),
+    "copy_slices": (lambda a, b: _write_through_view(a, b)[0] ** 2, [(3, 4), (3,)]),
+    "as_strided": (lambda a, b: _write_through_view(a, b)[1] ** 2, [(3, 4), (3,)]),
 }
+
+
+def _write_through_view(a, b):
+    """(base, older view) after an in-place op through a view of a's copy: the base records
+    copy_slices, the view taken before the write as_strided."""
+    x = a * 1.0
+    row = x[0]
+    x[:, 1].mul_(b)
+    return x, row + 0.0
 
 
 def _leaves(shapes):

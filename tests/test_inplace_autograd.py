@@ -147,3 +147,92 @@ def test_no_grad_fast_path_unchanged():
     x[0] = 5.0
     x.exp_()
     assert x.grad_fn is None
+
+
+# In-place ops through views: the base's history is rewritten (CopySlices) and views taken before
+# the write read from the new history, as in PyTorch. Each program is written once and run with
+# either library as `lib`.
+def _view_program(lib, case, w, u):
+    x = w * 1.0
+    if case == "column":
+        v = x[:, 1]
+        v.mul_(2)
+        return (x * x).sum() + v.sum()
+    if case == "block_add_other":
+        x[1:, :2].add_(u[1:])
+        return x.exp().sum()
+    if case == "transpose_setitem":
+        v = x.t()
+        v[0] = v[0] * 3
+        return (x ** 2).sum()
+    if case == "flat_stride":
+        x.view(12)[::3].sigmoid_()
+        return (x * x).sum()
+    if case == "base_without_grad":
+        b = lib.zeros(3, 4, dtype=w.dtype)
+        b[:, :2].add_(u)
+        return (b * b).sum() + (x * b).sum()
+    if case == "older_overlapping_view":
+        v = x[0]
+        v[1:3].mul_(u[0])
+        return (x ** 3).sum() + v.sum()
+    if case == "augmented_setitem":
+        x[:, 0] += 1
+        x[1] *= u[1, 0]
+        return x.tanh().sum()
+    if case == "unsqueezed_relu_":
+        x.unsqueeze(0).relu_()
+        return (x * 2).sum()
+    raise AssertionError(case)
+
+
+VIEW_CASES = ["column", "block_add_other", "transpose_setitem", "flat_stride", "base_without_grad",
+              "older_overlapping_view", "augmented_setitem", "unsqueezed_relu_"]
+
+
+@pytest.mark.parametrize("case", VIEW_CASES)
+def test_inplace_through_view_gradcheck(case):
+    """Guards against an in-place op on a view leaving the base's gradient on its old history
+    (silently wrong before CopySlices)."""
+    w, u = _leaf((3, 4), 3), _leaf((3, 2), 4)
+    assert pylucid.autograd.gradcheck(lambda w, u: _view_program(pylucid, case, w, u), (w, u))
+    assert pylucid.autograd.gradgradcheck(lambda w, u: _view_program(pylucid, case, w, u), (w, u))
+
+
+@pytest.mark.parametrize("case", VIEW_CASES)
+def test_inplace_through_view_matches_torch(case):
+    """Guards against drifting from PyTorch's gradients when writing through views."""
+    torch = pytest.importorskip("torch")
+    w0, u0 = rand_array((3, 4)), rand_array((3, 2))
+    grads = []
+    for lib in (pylucid, torch):
+        w = lib.tensor(w0, dtype=lib.float64, requires_grad=True)
+        u = lib.tensor(u0, dtype=lib.float64, requires_grad=True)
+        _view_program(lib, case, w, u).backward()
+        grads.append([w.grad.numpy(), None if u.grad is None else u.grad.numpy()])
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-12, atol=1e-12)
+    if grads[1][1] is None:
+        assert grads[0][1] is None
+    else:
+        np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-12, atol=1e-12)
+
+
+def test_view_of_grad_leaf_refused():
+    """Guards against writing into a leaf's memory through a view while autograd tracks it
+    (PyTorch raises a RuntimeError)."""
+    z = pylucid.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="view of a leaf"):
+        z[:2].mul_(2)
+    with pylucid.no_grad():
+        z[:2].mul_(2)  # allowed without grad, as in PyTorch
+
+
+def test_scalar_product_saves_nothing():
+    """Guards against `x * 3` keeping x: a later in-place write into x must leave that
+    product's backward valid (PyTorch saves only the operand the other's gradient needs)."""
+    w = _leaf((4,), 5)
+    x = w * 1.0
+    y = x * 3
+    x.add_(1)
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.full(4, 3.0))

@@ -30,7 +30,14 @@ static std::atomic<bool> g_anomaly{false};
 bool AnomalyMode::is_enabled() { return g_anomaly.load(std::memory_order_relaxed); }
 void AnomalyMode::set_enabled(bool on) { g_anomaly.store(on, std::memory_order_relaxed); }
 
+namespace {
+void (*g_view_refresh)(const TensorImplPtr&) = nullptr;
+}  // namespace
+
+void set_view_refresh(void (*refresh)(const TensorImplPtr& t)) { g_view_refresh = refresh; }
+
 Edge gradient_edge(const TensorImplPtr& t) {
+  if (t->view_gen != t->storage->history_gen && g_view_refresh) g_view_refresh(t);
   if (t->grad_fn) return {t->grad_fn, 0};
   if (!t->requires_grad) return {};
   NodePtr acc = t->grad_accumulator.lock();

@@ -95,5 +95,9 @@ TensorImplPtr apply_tensor_hooks(const TensorImpl& t, TensorImplPtr g);
 // The edge through which a gradient for `t` flows: its grad_fn, the AccumulateGrad of a leaf that
 // requires grad (created on first use and shared while alive), or an empty edge.
 Edge gradient_edge(const TensorImplPtr& t);
+// Installed by ops/view.cpp: gives a view whose base's history was rewritten through another view
+// (storage->history_gen moved past t->view_gen) a grad_fn that reads from the base's new history.
+// gradient_edge calls it, so the autograd core needs no knowledge of view ops.
+void set_view_refresh(void (*refresh)(const TensorImplPtr& t));
 
 }  // namespace lucid

@@ -17,6 +17,10 @@ struct Storage {
   std::shared_ptr<void> data;
   size_t nbytes = 0;
   uint64_t version = 0;
+  // Bumped when an in-place op through a view rewrites the base's autograd history: views of
+  // this storage made before then get a grad_fn reading from the new history when next used
+  // (TensorImpl::view_gen, gradient_edge).
+  uint64_t history_gen = 0;
 
   // Buffers come from the caching allocator (core/allocator.h): 64-byte aligned, large ones
   // reused from its cache; the deleter hands them back to it.

@@ -33,6 +33,13 @@ struct TensorImpl {
   int64_t offset = 0;
   DType dtype = kDefaultFloat;
 
+  // For the output of a view op (view, slicing, transpose, expand, ...): the tensor it aliases,
+  // always the first base (views of views point past the middle one). An in-place op on the view
+  // rewrites the base's autograd history too (see rebase_view_base in ops/view.h). Weak: a view
+  // must not keep its base's graph alive, and a dead base has no history anyone could use.
+  std::weak_ptr<TensorImpl> view_base;
+  uint64_t view_gen = 0;  // storage->history_gen when this view's grad_fn was set
+
   bool requires_grad = false;
   bool retains_grad = false;
   TensorImplPtr grad;

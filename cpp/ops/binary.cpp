@@ -240,16 +240,19 @@ struct Atan2Backward : FuncOp<Atan2Backward, 2>, InputMeta {
 const OpSchema& Atan2Backward::schema_v1 = register_schema(
     {.name = "atan2", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
 
+// What a binary node keeps of its operands: nothing, both, or (for products, whose gradient for
+// each operand needs only the other) each one only when the other needs a gradient, so that
+// `x * 3` saves nothing and a later in-place write into x leaves its backward valid, as in PyTorch.
+enum class Save { None, Both, ForOther };
+
 template <class NodeT>
-void record(const TensorImplPtr& out, const TensorImplPtr& a, const TensorImplPtr& b, bool save) {
+void record(const TensorImplPtr& out, const TensorImplPtr& a, const TensorImplPtr& b, Save save) {
   if (!any_requires_grad({&a, &b})) return;
   auto n = std::make_shared<NodeT>();
   n->set(a, b);
   n->set_inputs({a, b});
-  if (save) {
-    n->save(0, a);
-    n->save(1, b);
-  }
+  if (save == Save::Both || (save == Save::ForOther && b->requires_grad)) n->save(0, a);
+  if (save == Save::Both || (save == Save::ForOther && a->requires_grad)) n->save(1, b);
   attach_node(out, std::move(n));
 }
 
@@ -268,7 +271,7 @@ DType result_type(const TensorImplPtr& a, const TensorImplPtr& b) {
 TensorImplPtr add(const TensorImplPtr& a, const TensorImplPtr& b) {
   auto p = prepare("add", a, b, false);
   auto out = binary_apply("add", p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return A(x + y); }; });
-  record<AddBackward>(out, a, b, false);
+  record<AddBackward>(out, a, b, Save::None);
   return out;
 }
 
@@ -277,21 +280,21 @@ TensorImplPtr sub(const TensorImplPtr& a, const TensorImplPtr& b) {
                     "sub: subtracting two bool tensors is not supported; use logical_xor");
   auto p = prepare("sub", a, b, false);
   auto out = binary_apply("sub", p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return A(x - y); }; });
-  record<SubBackward>(out, a, b, false);
+  record<SubBackward>(out, a, b, Save::None);
   return out;
 }
 
 TensorImplPtr mul(const TensorImplPtr& a, const TensorImplPtr& b) {
   auto p = prepare("mul", a, b, false);
   auto out = binary_apply("mul", p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return A(x * y); }; });
-  record<MulBackward>(out, a, b, true);
+  record<MulBackward>(out, a, b, Save::ForOther);
   return out;
 }
 
 TensorImplPtr div(const TensorImplPtr& a, const TensorImplPtr& b) {
   auto p = prepare("div", a, b, true);
   auto out = binary_apply("div", p.shape, p.a, p.b, []<class A>() { return [](A x, A y) { return A(x / y); }; });
-  record<DivBackward>(out, a, b, true);
+  record<DivBackward>(out, a, b, Save::Both);
   return out;
 }
 
@@ -303,7 +306,7 @@ TensorImplPtr pow(const TensorImplPtr& a, const TensorImplPtr& b) {
       else return A(std::pow(x, y));
     };
   });
-  record<PowBackward>(out, a, b, true);
+  record<PowBackward>(out, a, b, Save::Both);
   return out;
 }
 
@@ -312,7 +315,7 @@ TensorImplPtr maximum(const TensorImplPtr& a, const TensorImplPtr& b) {
   auto out = binary_apply("maximum", p.shape, p.a, p.b, []<class A>() {
     return [](A x, A y) { return (x != x || x > y) ? x : y; };  // NaN propagates
   });
-  record<ExtremumBackward<true>>(out, a, b, true);
+  record<ExtremumBackward<true>>(out, a, b, Save::Both);
   return out;
 }
 
@@ -321,7 +324,7 @@ TensorImplPtr minimum(const TensorImplPtr& a, const TensorImplPtr& b) {
   auto out = binary_apply("minimum", p.shape, p.a, p.b, []<class A>() {
     return [](A x, A y) { return (x != x || x < y) ? x : y; };
   });
-  record<ExtremumBackward<false>>(out, a, b, true);
+  record<ExtremumBackward<false>>(out, a, b, Save::Both);
   return out;
 }
 
@@ -330,7 +333,7 @@ TensorImplPtr atan2(const TensorImplPtr& a, const TensorImplPtr& b) {
   auto out = binary_apply("atan2", p.shape, p.a, p.b, []<class A>() {
     return [](A y, A x) { return A(std::atan2(y, x)); };
   });
-  record<Atan2Backward>(out, a, b, true);
+  record<Atan2Backward>(out, a, b, Save::Both);
   return out;
 }
 
@@ -366,6 +369,9 @@ bool inplace_records(const TensorImplPtr& x, std::initializer_list<TensorImplPtr
   LUCID_CHECK(!(x->requires_grad && x->is_leaf()), op,
               ": a leaf tensor that requires grad cannot be modified in place "
               "(use no_grad(), or clone() it first)");
+  LUCID_CHECK(!is_view_of_grad_leaf(x), op,
+              ": a view of a leaf tensor that requires grad cannot be modified in place "
+              "(use no_grad(), or clone() the leaf first)");
   if (x->requires_grad) return true;
   for (const auto& o : others)
     if (o && o->requires_grad) return true;
@@ -381,6 +387,7 @@ TensorImplPtr rebase_inplace(const TensorImplPtr& x, const TensorImplPtr& result
     copy_into(x, r);
   }
   x->bump_version();  // nodes that saved x's old value now refuse to run, as in PyTorch
+  rebase_view_base(x, r);
   x->requires_grad = r->requires_grad;
   x->grad_fn = r->grad_fn;
   return x;

@@ -84,7 +84,7 @@ struct SliceBackward final : FuncOp<SliceBackward<K>, 1> {
   const char* name() const override {
     static const char* names[] = {"NarrowBackward", "SelectBackward", "SplitBackward",
                                   "ChunkBackward",  "UnbindBackward", "GetitemBackward",
-                                  "DiagonalBackward"};
+                                  "DiagonalBackward", "AsStridedBackward"};
     return names[int(K)];
   }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
@@ -116,6 +116,7 @@ template <> const OpSchema& SliceBackward<SliceKind::Chunk>::schema_v1 = LUCID_K
 template <> const OpSchema& SliceBackward<SliceKind::Unbind>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("unbind");
 template <> const OpSchema& SliceBackward<SliceKind::GetItem>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("getitem");
 template <> const OpSchema& SliceBackward<SliceKind::Diagonal>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("diagonal");
+template <> const OpSchema& SliceBackward<SliceKind::AsStrided>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("as_strided");
 
 // contiguous, clone, to: the grad passes through, cast back to the input's dtype.
 enum class CopyKind { Contiguous, Clone, To };
@@ -141,6 +142,13 @@ template <> const OpSchema& CopyBackward<CopyKind::To>::schema_v1 = LUCID_KEEP_I
 // Attaches a node of type N (set up by `init`) to out when x requires grad.
 template <class N, class Init>
 void record(const TensorImplPtr& out, const TensorImplPtr& x, Init init) {
+  // A view (reshape may have copied) remembers its first base. Not under no_grad: that fast path
+  // pays nothing, and PyTorch refuses in-place writes with grad through views made there anyway.
+  if (GradMode::is_enabled() && out->storage == x->storage) {
+    auto root = x->view_base.lock();
+    out->view_base = root ? root : x;
+    out->view_gen = x->storage->history_gen;
+  }
   if (!any_requires_grad({&x})) return;
   auto n = std::make_shared<N>();
   init(*n);
@@ -221,6 +229,58 @@ std::vector<TensorImplPtr> pieces(const TensorImplPtr& x, const Shape& sizes, in
   return out;
 }
 
+// The base of a view after an in-place op on the view: in x's region (`rel`, within the
+// contiguous base) the value is the op's result, elsewhere the base's old value. So the grad
+// goes to the old base with the region zeroed, and to the result as the region's gradient.
+struct CopySlices final : FuncOp<CopySlices, 2> {
+  static const OpSchema& schema_v1;
+  Shape base_shape_;
+  Geom rel_;
+  const char* name() const override { return "CopySlices"; }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    TensorImplPtr gb, gr;
+    if (needs_input_grad(1)) gr = region_of(g, rel_);
+    if (needs_input_grad(0)) gb = zero_region(g, rel_);
+    return {gb, gr};
+  }
+  // Both maps are linear in g: zeroing the region is its own adjoint; taking the region's
+  // adjoint writes it into zeros.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const Geom rel = rel_;
+    const Shape base_shape = base_shape_;
+    TensorImplPtr gb, gr;
+    if (needs_input_grad(0)) {
+      auto zero = [rel](const TensorImplPtr& t) { return zero_region(t, rel); };
+      gb = linear_map("CopySlicesBackward", g, zero, zero);
+    }
+    if (needs_input_grad(1))
+      gr = linear_map(
+          "CopySlicesBackward", g, [rel](const TensorImplPtr& t) { return region_of(t, rel); },
+          [rel, base_shape](const TensorImplPtr& u) {
+            auto z = full(base_shape, 0.0, u->dtype);
+            copy_into(make_view(z, rel.shape, rel.strides, rel.offset), u);
+            return z;
+          });
+    return {gb, gr};
+  }
+  // A contiguous copy of the region `rel` of g (g has the base's shape).
+  static TensorImplPtr region_of(const TensorImplPtr& g, const Geom& rel) {
+    auto c = contiguous_raw(g);
+    auto out = empty(rel.shape, g->dtype);
+    copy_into(out, make_view(c, rel.shape, rel.strides, c->offset + rel.offset));
+    return out;
+  }
+  // A contiguous copy of g with the region `rel` set to zero.
+  static TensorImplPtr zero_region(const TensorImplPtr& g, const Geom& rel) {
+    auto out = empty(g->shape, g->dtype);
+    copy_into(out, g);
+    copy_into(make_view(out, rel.shape, rel.strides, rel.offset), scalar_tensor(0.0, g->dtype));
+    return out;
+  }
+};
+const OpSchema& CopySlices::schema_v1 = register_schema(
+    {.name = "copy_slices", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+
 }  // namespace
 
 TensorImplPtr strided_view(const TensorImplPtr& x, const Geom& g, const Geom& rel, SliceKind kind) {
@@ -233,6 +293,7 @@ TensorImplPtr strided_view(const TensorImplPtr& x, const Geom& g, const Geom& re
     case SliceKind::Unbind: record_slice<SliceKind::Unbind>(out, x, rel); break;
     case SliceKind::GetItem: record_slice<SliceKind::GetItem>(out, x, rel); break;
     case SliceKind::Diagonal: record_slice<SliceKind::Diagonal>(out, x, rel); break;
+    case SliceKind::AsStrided: record_slice<SliceKind::AsStrided>(out, x, rel); break;
   }
   return out;
 }
@@ -522,5 +583,39 @@ TensorImplPtr diagonal(const TensorImplPtr& x, int64_t offset, int64_t dim1, int
   };
   return strided_view(x, take(geom_of(x)), take(contiguous_geom(x->shape)), SliceKind::Diagonal);
 }
+
+bool is_view_of_grad_leaf(const TensorImplPtr& x) {
+  auto base = x->view_base.lock();
+  return base && base->requires_grad && base->is_leaf();
+}
+
+bool rebase_view_base(const TensorImplPtr& x, const TensorImplPtr& result) {
+  auto base = x->view_base.lock();
+  if (!base || !base->is_contiguous() || !(base->requires_grad || result->requires_grad)) return false;
+  auto n = std::make_shared<CopySlices>();
+  n->base_shape_ = base->shape;
+  n->rel_ = {x->shape, x->strides, x->offset - base->offset};
+  n->set_inputs({base, result});  // the base's old history, before attach_node replaces it
+  attach_node(base, std::move(n));
+  x->view_gen = ++x->storage->history_gen;  // x's own grad_fn is the result's (set by the caller)
+  return true;
+}
+
+namespace {
+// A view made before its base's history was rewritten through another view reads from the new
+// history: its grad_fn becomes the view's region of the base (PyTorch's AsStridedBackward).
+void refresh_view_history(const TensorImplPtr& t) {
+  t->view_gen = t->storage->history_gen;
+  auto base = t->view_base.lock();
+  if (!base || !base->is_contiguous() || !base->requires_grad) return;
+  auto n = std::make_shared<SliceBackward<SliceKind::AsStrided>>();
+  n->in_shape_ = base->shape;
+  n->rel_ = {t->shape, t->strides, t->offset - base->offset};
+  n->set_inputs({base});
+  attach_node(t, std::move(n));
+}
+const bool kViewRefreshInstalled = (set_view_refresh(&refresh_view_history), true);
+}  // namespace
+
 
 }  // namespace lucid

@@ -38,10 +38,19 @@ inline void geom_insert(Geom& g, size_t dim) {
 }
 
 // Which op produced a strided sub-view: picks the backward node's name and schema.
-enum class SliceKind { Narrow, Select, Split, Chunk, Unbind, GetItem, Diagonal };
+enum class SliceKind { Narrow, Select, Split, Chunk, Unbind, GetItem, Diagonal, AsStrided };
 // A view of x with geometry `g`, recording the node that writes the grad through `rel` (the
 // same view taken from a contiguous tensor of x's shape) into zeros of x's shape.
 TensorImplPtr strided_view(const TensorImplPtr& x, const Geom& g, const Geom& rel, SliceKind kind);
+
+// After an in-place op wrote `result` (x's new value, with its node) into the view x: when x's
+// base is alive and contiguous, the base's history becomes a CopySlices node (its old history
+// outside x's region, `result`'s inside), as PyTorch rewrites a base after an in-place op on one
+// of its views. Returns false when x is no view (or its base is gone or strided): then only x's
+// own history moves.
+bool rebase_view_base(const TensorImplPtr& x, const TensorImplPtr& result);
+// A leaf that requires grad, when x is a view of one (in-place writes into it are refused).
+bool is_view_of_grad_leaf(const TensorImplPtr& x);
 
 // Resolves one -1 in `shape` against `numel`; ShapeMismatch naming `op` when impossible.
 Shape infer_shape(const Shape& shape, int64_t numel, const char* op);
