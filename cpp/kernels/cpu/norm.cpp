@@ -10,7 +10,7 @@ namespace {
 template <class T, bool HasGain>
 struct RmsForwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const T* gamma, T* y, A* rstd, int64_t r0, int64_t r1, int64_t N,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const T* gamma, T* y, A* rstd, int64_t r0, int64_t r1, int64_t N,
                                int64_t k, A eps, bool stream) {
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * N;
@@ -29,7 +29,7 @@ struct RmsForwardRows {
 template <class T, bool HasGain>
 struct RmsBackwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const T* gamma, const T* go, const A* rstd, T* dx, A* dg, int64_t r0,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const T* gamma, const T* go, const A* rstd, T* dx, A* dg, int64_t r0,
                                int64_t r1, int64_t N, int64_t k, bool stream) {
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * N;
@@ -57,7 +57,7 @@ struct RmsBackwardRows {
 template <class T, bool HasW, bool HasB>
 struct LnForwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const T* w, const T* b, T* y, A* mean, A* rstd, int64_t r0,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const T* w, const T* b, T* y, A* mean, A* rstd, int64_t r0,
                                int64_t r1, int64_t N, A eps) {
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * N;
@@ -83,7 +83,7 @@ struct LnForwardRows {
 template <class T, bool HasW>
 struct LnBackwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const T* w, const T* go, const A* mean, const A* rstd, T* dx, A* dw,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const T* w, const T* go, const A* mean, const A* rstd, T* dx, A* dw,
                                A* db, int64_t r0, int64_t r1, int64_t N) {
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * N;
@@ -117,7 +117,7 @@ struct LnBackwardRows {
 template <class T, bool HasGain>
 struct GroupForwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const int64_t* grp, const int64_t* cnt, const T* gamma, T* y, A* rstd,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const int64_t* grp, const int64_t* cnt, const T* gamma, T* y, A* rstd,
                                int64_t r0, int64_t r1, int64_t C, int64_t S, int64_t G, A eps) {
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * C * S;
@@ -145,7 +145,7 @@ struct GroupForwardRows {
 template <class T, bool HasGain>
 struct GroupBackwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const int64_t* grp, const int64_t* cnt, const T* gamma, const T* go,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const int64_t* grp, const int64_t* cnt, const T* gamma, const T* go,
                                const A* rstd, T* dx, A* dot, A* dg, int64_t r0, int64_t r1, int64_t C, int64_t S,
                                int64_t G) {
     for (int64_t i = r0; i < r1; ++i) {
