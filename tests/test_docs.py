@@ -216,7 +216,7 @@ def test_design_page_names_real_files_and_helpers():
         "cpp/core/op_schema.h": [("register_schema", "register_schema(")],
         "cpp/core/autocast.h": [("compute_dtype", "compute_dtype(")],
         "cpp/autograd/func_op.h": [("set_inputs", "void set_inputs("), ("attach_node", "void attach_node("),
-                                   ("FuncOp", "using FuncOp =")],
+                                   ("FuncOp", "struct FuncOp : Node {")],
         "cpp/ops/unary.cpp": [("LUCID_UNARY_SCHEMA", "#define LUCID_UNARY_SCHEMA(Op, op_name, policy)"),
                               ("unary_op", "TensorImplPtr unary_op("), ("Domain::FloatPromote", "FloatPromote"),
                               ("Saves::Input", "enum class Saves { Nothing, Input, Output }"),

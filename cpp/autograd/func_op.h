@@ -1,4 +1,4 @@
-// AutogradNode<Derived, N_IN> (alias FuncOp): the CRTP base of every op's backward node.
+// FuncOp<Derived, N_IN>: the CRTP base of every op's backward node.
 // It owns N_IN saved-input slots with the version each had when saved; before Derived::apply
 // runs it checks that no saved tensor was modified in place and that the slots were not freed
 // by an earlier backward. Derived provides:
@@ -12,19 +12,19 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
+#include "autograd/tensor_grad.h"
 #include "core/error.h"
 
 namespace lucid {
 
 template <class Derived, size_t N_IN>
-struct AutogradNode : Node {
-  static constexpr size_t num_inputs = N_IN;
+struct FuncOp : Node {
   std::array<TensorImplPtr, N_IN> saved_;
   std::array<uint64_t, N_IN> saved_version_{};
   bool released_ = false;
 
   const OpSchema* schema() const override { return &Derived::schema_v1; }
-  ~AutogradNode() override {
+  ~FuncOp() override {
     for (auto& s : saved_) defer_release(s);
   }
 
@@ -68,7 +68,7 @@ struct AutogradNode : Node {
   // again, for apply_graph: the saved output's own derivative then flows through this node.
   TensorImplPtr saved_output(size_t slot) {
     const TensorImplPtr& s = saved_[slot];
-    auto t = make_view(s, s->shape, s->strides, s->offset);
+    auto t = detach(s);
     t->requires_grad = true;
     t->grad_fn = this->shared_from_this();
     return t;
@@ -79,9 +79,6 @@ struct AutogradNode : Node {
     released_ = true;
   }
 };
-
-template <class Derived, size_t N_IN>
-using FuncOp = AutogradNode<Derived, N_IN>;
 
 // True when an op on these inputs must record a node.
 inline bool any_requires_grad(std::initializer_list<const TensorImplPtr*> ts) {

@@ -1,6 +1,11 @@
-// Node lifetime: sequence numbers, live counts and the iterative teardown queue
-// (NOTE [iterative teardown] in node.h).
+// The node base: lifetime (live counts and the iterative teardown queue, NOTE [iterative
+// teardown] in node.h), hooks, anomaly mode, gradient edges and the leaf's AccumulateGrad.
 #include "autograd/node.h"
+
+#include "autograd/grad_mode.h"
+#include "core/error.h"
+#include "ops/binary.h"
+#include "ops/view.h"
 
 namespace lucid {
 
@@ -38,6 +43,72 @@ void defer_release(TensorImplPtr& p) {
 void defer_release(NodePtr& p) {
   if (p && p.use_count() == 1) t_queue.nodes.push_back(std::move(p));
   else p.reset();
+}
+
+Node::Node() {
+  live.fetch_add(1, std::memory_order_relaxed);
+  if (AnomalyMode::is_enabled() && AnomalyMode::trace_hook) anomaly_trace = AnomalyMode::trace_hook();
+}
+
+uint64_t next_hook_id() {
+  static std::atomic<uint64_t> id{1};
+  return id.fetch_add(1, std::memory_order_relaxed);
+}
+
+static std::atomic<bool> g_anomaly{false};
+bool AnomalyMode::is_enabled() { return g_anomaly.load(std::memory_order_relaxed); }
+void AnomalyMode::set_enabled(bool on) { g_anomaly.store(on, std::memory_order_relaxed); }
+
+namespace {
+void (*g_view_refresh)(const TensorImplPtr&) = nullptr;
+}  // namespace
+
+void set_view_refresh(void (*refresh)(const TensorImplPtr& t)) { g_view_refresh = refresh; }
+
+Edge gradient_edge(const TensorImplPtr& t) {
+  if (t->view_gen != t->storage->history_gen && g_view_refresh) g_view_refresh(t);
+  if (t->grad_fn) return {t->grad_fn, 0};
+  if (!t->requires_grad) return {};
+  NodePtr acc = t->grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t);
+    t->grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+TensorImplPtr apply_tensor_hooks(const TensorImpl& t, TensorImplPtr g) {
+  for (auto& [id, h] : t.hooks)
+    if (auto r = h(g)) g = std::move(r);
+  return g;
+}
+
+TensorImplPtr as_leaf_shape(const TensorImplPtr& g, const TensorImplPtr& v) {
+  LUCID_CHECK_SHAPE(g->numel() == v->numel(), "backward: gradient of shape ", shape_str(g->shape),
+                    " does not match leaf of shape ", shape_str(v->shape));
+  if (g->shape == v->shape) return g;
+  if (GradMode::is_enabled()) return reshape(g, v->shape);
+  auto c = contiguous_raw(g);
+  return make_view(c, v->shape, contiguous_strides(v->shape), c->offset);
+}
+
+std::vector<TensorImplPtr> AccumulateGrad::run(const TensorImplPtr& grad_out) {
+  accumulate_grad(*variable, apply_tensor_hooks(*variable, as_leaf_shape(grad_out, variable)));
+  return {};
+}
+
+void accumulate_grad(TensorImpl& t, const TensorImplPtr& g) {
+  if (GradMode::is_enabled()) {  // create_graph: keep the gradient's graph, never write in place
+    t.grad = t.grad ? add(t.grad, g) : (g->requires_grad ? clone(g) : cast_raw(clone(g), t.dtype));
+    return;
+  }
+  if (!t.grad) {
+    auto fresh = empty(t.shape, t.dtype);
+    copy_into(fresh, g);
+    t.grad = fresh;
+  } else {
+    add_(t.grad, g);
+  }
 }
 
 Node::~Node() {

@@ -28,7 +28,6 @@ struct Edge {
 // destructor on the stack drains the queue in a loop, so the C++ stack depth stays constant.
 struct Node : std::enable_shared_from_this<Node> {
   std::vector<Edge> next_edges;
-  uint64_t seq_nr;
   // Called with the summed gradient of this node's output before it runs (retain_grad,
   // Tensor.register_hook on a non-leaf, Node.register_prehook); a hook returns a replacement
   // gradient or nullptr. Keyed by handle id (see next_hook_id).
@@ -88,6 +87,9 @@ struct AccumulateGrad final : Node {
 // (AccumulateGrad) and by non-leaf tensors that retain_grad(). Under grad mode (create_graph)
 // the sum is recorded out of place instead, so .grad keeps its graph.
 void accumulate_grad(TensorImpl& t, const TensorImplPtr& g);
+
+// A leaf's gradient g (same numel) in the leaf's shape, as a view when possible.
+TensorImplPtr as_leaf_shape(const TensorImplPtr& g, const TensorImplPtr& leaf);
 
 // Applies a leaf's Tensor.register_hook hooks to its gradient.
 TensorImplPtr apply_tensor_hooks(const TensorImpl& t, TensorImplPtr g);

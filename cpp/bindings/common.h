@@ -80,6 +80,22 @@ void def_method(const char* name, F&& f, const Extra&... extra) {
 // The Python type name of `h`, for error messages ("expected a Tensor, got str").
 inline std::string type_name(py::handle h) { return py::str(py::type::of(h).attr("__name__")); }
 
+// The Python side of a binary op on a Tensor `a` and an operand `b`: f(a, o) (reflected: f(o, a))
+// with o = to_operand(a, b), the GIL released for large work. For any other b the operators
+// (`name` null) return NotImplemented, so Python can try the other side; functions and named
+// methods raise DtypeMismatch "<name>: expected a Tensor or a number<what>, got <type>".
+using BinaryFn = TensorImplPtr (*)(const TensorImplPtr&, const TensorImplPtr&);
+template <class F>
+py::object binary_operand(const TensorImplPtr& a, py::handle b, F&& f, bool reflected = false,
+                          const char* name = nullptr, const char* what = "") {
+  auto o = to_operand(a, b);
+  if (!o) {
+    LUCID_CHECK_DTYPE(!name, name, ": expected a Tensor or a number", what, ", got ", type_name(b));
+    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  }
+  return py::cast(maybe_nogil(std::max(a->numel(), o->numel()), [&] { return reflected ? f(o, a) : f(a, o); }));
+}
+
 // Binds one function as both pylucid.<name>(input, ...) and the method Tensor.<name>(...), with one
 // docstring; `extra` describes the arguments after input.
 template <class F, class... Extra>

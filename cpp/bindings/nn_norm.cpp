@@ -53,7 +53,6 @@ LUCID_BINDING(nn_norm, 20) {
         return maybe_nogil(work_of(x), [&] { return rms_norm(x, ns, opt(weight), eps, partial_ratio); });
       },
       py::arg("input"), py::arg("normalized_shape"), py::arg("weight"), py::arg("eps"), py::arg("partial_ratio"));
-  m.def("_rms_norm_partial_k", &rms_norm_partial_k, py::arg("n"), py::arg("partial_ratio"));
   m.def(
       "_rms_norm_check",
       [](py::handle normalized_shape, double eps, double partial_ratio) {

@@ -30,12 +30,6 @@ TensorImplPtr number_or_tensor(py::handle a, py::handle b, BinFn f, const char* 
   return maybe_nogil(std::max(ta->numel(), tb->numel()), [&] { return f(ta, tb); });
 }
 
-py::object operator_op(T a, py::handle b, BinFn f, bool reflected) {
-  auto o = to_operand(a, b);
-  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  return py::cast(reflected ? f(o, a) : f(a, o));
-}
-
 // PyTorch's torch.return_types.<name>: a named tuple (values, indices).
 py::object values_indices(const char* name, const std::pair<TensorImplPtr, TensorImplPtr>& r) {
   static std::map<std::string, py::object>* types = new std::map<std::string, py::object>();
@@ -209,10 +203,10 @@ LUCID_BINDING(ops_ext, 12) {
         "(side='right'). sorter= gives the argsort of an unsorted sequence. Returns int64.\n\n"
         ">>> import pylucid\n>>> pylucid.searchsorted(pylucid.tensor([1, 3, 5]), pylucid.tensor([3, 6])).tolist()\n"
         "[1, 3]");
-  def_method("__mod__", [](T a, py::handle b) { return operator_op(a, b, &remainder, false); });
-  def_method("__rmod__", [](T a, py::handle b) { return operator_op(a, b, &remainder, true); });
-  def_method("__floordiv__", [](T a, py::handle b) { return operator_op(a, b, &floor_divide, false); });
-  def_method("__rfloordiv__", [](T a, py::handle b) { return operator_op(a, b, &floor_divide, true); });
+  def_method("__mod__", [](T a, py::handle b) { return binary_operand(a, b, &remainder); });
+  def_method("__rmod__", [](T a, py::handle b) { return binary_operand(a, b, &remainder, true); });
+  def_method("__floordiv__", [](T a, py::handle b) { return binary_operand(a, b, &floor_divide); });
+  def_method("__rfloordiv__", [](T a, py::handle b) { return binary_operand(a, b, &floor_divide, true); });
 }
 
 }  // namespace lucid::bindings

@@ -2,6 +2,7 @@
 // autograd entry points, and the Python operators of the binary ops.
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
+#include "autograd/tensor_grad.h"
 #include "bindings/common.h"
 #include "core/autocast.h"
 #include "core/op_schema.h"
@@ -156,39 +157,16 @@ void backward(const TensorImplPtr& self, py::object gradient, bool retain_graph,
   Engine::backward({self}, {g}, retain_graph, {}, create_graph);
 }
 
-TensorImplPtr detach(const TensorImplPtr& t) { return make_view(t, t->shape, t->strides, t->offset); }
-
-py::object binop(const TensorImplPtr& a, py::handle b, TensorImplPtr (*f)(const TensorImplPtr&, const TensorImplPtr&), bool reflected) {
-  auto o = to_operand(a, b);
-  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  return py::cast(maybe_nogil(std::max(a->numel(), o->numel()), [&] { return reflected ? f(o, a) : f(a, o); }));
-}
-
 // The module functions pylucid.add(input, other) etc.: like the operators, but an operand that is
 // neither a Tensor nor a number raises instead of returning NotImplemented.
-TensorImplPtr function_op(const TensorImplPtr& a, py::handle b, TensorImplPtr (*f)(const TensorImplPtr&, const TensorImplPtr&),
-                          const char* name) {
-  auto o = to_operand(a, b);
-  LUCID_CHECK_DTYPE(o, name, ": expected a Tensor or a number for other, got ",
-                    type_name(b));
-  return maybe_nogil(std::max(a->numel(), o->numel()), [&] { return f(a, o); });
+TensorImplPtr function_op(const TensorImplPtr& a, py::handle b, BinaryFn f, const char* name) {
+  return binary_operand(a, b, f, false, name, " for other").cast<TensorImplPtr>();
 }
 
-py::object cmpop(const TensorImplPtr& a, py::handle b, CompareOp op) {
-  auto o = to_operand(a, b);
-  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  return py::cast(compare(a, o, op));
-}
-
-// In-place arithmetic. The operators (`method` null) return NotImplemented for an operand that is
-// neither a Tensor nor a number, so Python can try the other side; named methods raise.
-py::object inplace_op(const TensorImplPtr& a, py::handle b, TensorImplPtr (*f)(const TensorImplPtr&, const TensorImplPtr&),
-                      const char* method = nullptr) {
-  auto o = to_operand(a, b);
-  LUCID_CHECK_DTYPE(o || !method, method, ": expected a Tensor or a number, got ", type_name(b));
-  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  f(a, o);
-  return py::cast(a);
+// In-place arithmetic returns self; the operators (`method` null) give NotImplemented for an
+// operand that is neither a Tensor nor a number, so Python can try the other side.
+py::object inplace_op(const TensorImplPtr& a, py::handle b, BinaryFn f, const char* method = nullptr) {
+  return binary_operand(a, b, f, false, method);
 }
 
 }  // namespace
@@ -216,13 +194,15 @@ LUCID_BINDING(tensor, 0) {
       "The dtype's integer code in the C++ DType enum (bool 0, int64 1, float16 2, bfloat16 3, float32 4, "
       "float64 5), not PyTorch's numbering.";
   m.def("promote_types", &promote_types);
+  m.def("_numpy_dtype", [](DType d) -> py::object { return numpy_dtype(d); }, py::arg("dtype"),
+        "numpy's dtype (a numpy.dtype) for a pylucid dtype; bfloat16 has none.");
 
   py::class_<TensorImpl, TensorImplPtr> T(m, "Tensor",
       "A strided n-d array of one dtype on shared storage, with autograd fields (requires_grad, grad, "
       "grad_fn). Create tensors with pylucid.tensor, zeros, randn, from_numpy, ...; Tensor(data, "
       "requires_grad) makes a leaf sharing data's memory.");
   T.def(py::init([](const TensorImplPtr& data, bool requires_grad) {
-          auto t = make_view(data, data->shape, data->strides, data->offset);
+          auto t = detach(data);
           if (requires_grad)
             LUCID_CHECK_DTYPE(is_floating(t->dtype), "Parameter: only floating tensors can require grad, got ", dtype_name(t->dtype));
           t->requires_grad = requires_grad;
@@ -291,16 +271,7 @@ LUCID_BINDING(tensor, 0) {
           "The gradient accumulated by backward (same shape and dtype as the tensor), or None before the first "
           "backward. Filled for leaves that require grad and for tensors after retain_grad(); assignable "
           "(a tensor of the same shape and dtype, or None).")
-      .def("retain_grad", [](const TensorImplPtr& t) {
-            LUCID_CHECK(t->requires_grad, "retain_grad: can't retain_grad on a tensor that does not require grad");
-            if (t->is_leaf() || t->retains_grad) return;
-            t->retains_grad = true;
-            std::weak_ptr<TensorImpl> w = t;
-            t->grad_fn->pre_hooks.emplace_back(next_hook_id(), [w](const TensorImplPtr& g) -> TensorImplPtr {
-              if (auto s = w.lock()) accumulate_grad(*s, g);
-              return nullptr;
-            });
-          },
+      .def("retain_grad", &retain_grad,
           "Makes backward fill .grad of this non-leaf tensor too (summed over the calls, as for leaves); a "
           "no-op for leaves. Raises if the tensor does not require grad.")
       .def_property_readonly("retains_grad", [](const TensorImpl& t) { return t.retains_grad; },
@@ -310,11 +281,7 @@ LUCID_BINDING(tensor, 0) {
       .def("detach", &detach,
           "A new leaf sharing this tensor's storage and version counter, with no grad_fn and requires_grad=False; "
           "in-place changes to either are seen by both (and by autograd's saved-tensor checks).")
-      .def("detach_", [](const TensorImplPtr& t) {
-            t->grad_fn.reset();
-            t->requires_grad = false;
-            return t;
-          },
+      .def("detach_", &detach_,
           "Detaches this tensor from the graph in place (drops grad_fn, sets requires_grad=False, making it "
           "a leaf) and returns self.")
       .def_property(
@@ -356,26 +323,26 @@ LUCID_BINDING(tensor, 0) {
             LUCID_CHECK(t->ndim() > 0, "len: len() of a 0-d tensor");
             return t->shape[0];
           })
-      .def("__add__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &add, false); })
-      .def("__radd__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &add, true); })
-      .def("__sub__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &sub, false); })
-      .def("__rsub__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &sub, true); })
-      .def("__mul__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &mul, false); })
-      .def("__rmul__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &mul, true); })
-      .def("__truediv__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &div, false); })
-      .def("__rtruediv__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &div, true); })
-      .def("__pow__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &pow, false); })
-      .def("__rpow__", [](const TensorImplPtr& a, py::handle b) { return binop(a, b, &pow, true); })
+      .def("__add__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &add); })
+      .def("__radd__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &add, true); })
+      .def("__sub__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &sub); })
+      .def("__rsub__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &sub, true); })
+      .def("__mul__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &mul); })
+      .def("__rmul__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &mul, true); })
+      .def("__truediv__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &div); })
+      .def("__rtruediv__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &div, true); })
+      .def("__pow__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &pow); })
+      .def("__rpow__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &pow, true); })
       .def("__iadd__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return add_(x, y); }); })
       .def("__isub__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &sub_); })
       .def("__imul__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &mul_); })
       .def("__itruediv__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &div_); })
-      .def("__eq__", [](const TensorImplPtr& a, py::handle b) { return cmpop(a, b, CompareOp::Eq); })
-      .def("__ne__", [](const TensorImplPtr& a, py::handle b) { return cmpop(a, b, CompareOp::Ne); })
-      .def("__lt__", [](const TensorImplPtr& a, py::handle b) { return cmpop(a, b, CompareOp::Lt); })
-      .def("__le__", [](const TensorImplPtr& a, py::handle b) { return cmpop(a, b, CompareOp::Le); })
-      .def("__gt__", [](const TensorImplPtr& a, py::handle b) { return cmpop(a, b, CompareOp::Gt); })
-      .def("__ge__", [](const TensorImplPtr& a, py::handle b) { return cmpop(a, b, CompareOp::Ge); })
+      .def("__eq__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return compare(x, y, CompareOp::Eq); }); })
+      .def("__ne__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return compare(x, y, CompareOp::Ne); }); })
+      .def("__lt__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return compare(x, y, CompareOp::Lt); }); })
+      .def("__le__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return compare(x, y, CompareOp::Le); }); })
+      .def("__gt__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return compare(x, y, CompareOp::Gt); }); })
+      .def("__ge__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return compare(x, y, CompareOp::Ge); }); })
       .def("__hash__", [](const TensorImplPtr& t) { return reinterpret_cast<intptr_t>(t.get()); })
       .def("add_", [](const TensorImplPtr& a, py::handle b, double alpha) {
             auto o = to_operand(a, b);

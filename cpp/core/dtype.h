@@ -94,6 +94,9 @@ inline DType promote_types(DType a, DType b) {
 
 inline constexpr DType kDefaultFloat = DType::Float32;
 
+// The dtype a floating dtype accumulates in (acc_t's DType): float64 for float64, else float32.
+inline DType acc_dtype(DType d) { return d == DType::Float64 ? DType::Float64 : DType::Float32; }
+
 // The one dtype switch: binds `scalar_t` to the storage type of `dtype` and runs the body.
 #define LUCID_DISPATCH_CASE(enum_v, ctype, ...) \
   case ::lucid::DType::enum_v: { using scalar_t = ctype; __VA_ARGS__(); break; }

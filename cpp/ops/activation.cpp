@@ -159,30 +159,7 @@ struct ActivationBackward : FuncOp<ActivationBackward<Op>, 1> {
   const char* name() const override { return Op::kNode; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g0) {
     const TensorImplPtr& x = this->saved_[0];
-    auto g = cast_raw(g0, x->dtype);
-    auto out = empty(g->shape, g->dtype);
-    const Op o = op;
-    auto fn = [o]<class T>() {
-      return [o](T gv, T xv) { return T(o.template df<acc_t<T>>(acc_t<T>(gv), acc_t<T>(xv))); };
-    };
-    if (is_half(g->dtype)) {  // through the float32 instantiation, by blocks
-      auto df = fn.template operator()<float>();
-      kernels::half_map<2>(g->dtype, false, g->shape, out->raw(), out->strides, {g->raw(), x->raw()},
-                           {&g->strides, &x->strides}, [&](void* r, std::array<const float*, 2> in, int64_t m) {
-                             kernels::map2_flat(m, static_cast<float*>(r), in[0], in[1], df);
-                           });
-      return {cast_raw(out, in_dtype)};
-    }
-    LUCID_DISPATCH_FLOAT_NO_HALF(g->dtype, Op::kName, [&] {
-      using T = scalar_t;
-      auto df = fn.template operator()<T>();
-      if (g->is_contiguous() && x->is_contiguous())
-        kernels::map2_flat(out->numel(), out->template data<T>(), g->template data<T>(), x->template data<T>(), df);
-      else
-        kernels::map2(g->shape, out->template data<T>(), out->strides, g->template data<T>(), g->strides,
-                      x->template data<T>(), x->strides, df);
-    });
-    return {cast_raw(out, in_dtype)};
+    return {cast_raw(elementwise_backward(Op::kName, cast_raw(g0, x->dtype), x, op), in_dtype)};
   }
   // create_graph: the fused first-order values plus an ElementwiseBackwardBackward node.
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
@@ -218,30 +195,6 @@ LUCID_ACT_SCHEMA(HardshrinkOp, "hardshrink")
 LUCID_ACT_SCHEMA(SoftshrinkOp, "softshrink")
 #undef LUCID_ACT_SCHEMA
 
-// out[i] = op.f(x[i]); `out` may alias x.
-template <class Op>
-void run_forward(const TensorImplPtr& x, const TensorImplPtr& out, const Op& op) {
-  auto fn = [op]<class T>() {
-    return [op](T v) { return kernels::convert<T>(op.template f<acc_t<T>>(acc_t<T>(v))); };
-  };
-  if (is_half(x->dtype)) {  // through the float32 instantiation, by blocks
-    auto f = fn.template operator()<float>();
-    kernels::half_map<1>(x->dtype, false, x->shape, out->raw(), out->strides, {x->raw()}, {&x->strides},
-                         [&](void* r, std::array<const float*, 1> in, int64_t m) {
-                           kernels::map1_flat(m, static_cast<float*>(r), in[0], f);
-                         });
-    return;
-  }
-  LUCID_DISPATCH_FLOAT_NO_HALF(x->dtype, Op::kName, [&] {
-    using T = scalar_t;
-    auto f = fn.template operator()<T>();
-    if (x->is_contiguous() && out->is_contiguous())
-      kernels::map1_flat(x->numel(), out->template data<T>(), x->template data<T>(), f);
-    else
-      kernels::map1(x->shape, out->template data<T>(), out->strides, x->template data<T>(), x->strides, f);
-  });
-}
-
 template <class Op>
 void check_float(const TensorImplPtr& x) {
   LUCID_CHECK_DTYPE(is_floating(x->dtype), Op::kName, ": expected a floating input, got ", dtype_name(x->dtype),
@@ -256,7 +209,7 @@ TensorImplPtr act(const TensorImplPtr& x, double a = 0, double b = 0) {
   op.a = a, op.b = b;
   auto xc = cast_raw(x, compute_dtype(Node::schema_v1, x->dtype));
   auto out = empty(xc->shape, xc->dtype);
-  run_forward(xc, out, op);
+  elementwise_forward<Dtypes::Float>(Op::kName, xc, out, op);
   if (any_requires_grad({&x})) {
     auto n = std::make_shared<Node>();
     n->op = op;
@@ -274,7 +227,7 @@ TensorImplPtr act_inplace(const TensorImplPtr& x, const char* name, double a = 0
   check_float<Op>(x);
   Op op;
   op.a = a, op.b = b;
-  run_forward(x, x, op);
+  elementwise_forward<Dtypes::Float>(Op::kName, x, x, op);
   x->bump_version();
   return x;
 }

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <limits>
 
+#include "autograd/tensor_grad.h"
 #include "core/autocast.h"
 #include "kernels/cpu/attention.h"
 #include "ops/binary.h"
@@ -12,9 +13,9 @@
 #include "ops/grad_graph.h"
 #include "ops/join.h"
 #include "ops/matmul.h"
+#include "ops/reduce.h"
 #include "ops/softmax.h"
 #include "ops/view.h"
-#include "ops/reduce.h"
 
 namespace lucid {
 
@@ -209,7 +210,7 @@ TensorImplPtr scaled_dot_product_attention(const TensorImplPtr& q, const TensorI
   }
 
   const DType cd = compute_dtype(ScaledDotProductAttentionBackward::schema_v1, q->dtype);
-  const DType kd = cd == DType::Float64 ? DType::Float64 : DType::Float32;  // half types run in float32
+  const DType kd = acc_dtype(cd);  // half types run in float32
   auto qc = prepare(q, kd), kc = prepare(k, kd), vc = prepare(v, kd);
   auto mc = attn_mask ? additive_mask(attn_mask, kd) : nullptr;
   const Plan p = make_plan(qc, kc, vc, mc, g);
@@ -248,7 +249,7 @@ TensorImplPtr scaled_dot_product_attention(const TensorImplPtr& q, const TensorI
     node->set_inputs({q, k, v, mask_in});
     node->save(0, qc), node->save(1, kc), node->save(2, vc), node->save(3, mc);
     // A detached alias: saving the result itself would make res -> grad_fn -> res a cycle.
-    node->saved_out_ = make_view(out, out->shape, out->strides, out->offset);
+    node->saved_out_ = detach(out);
     node->out_version_ = out->version();
     node->saved_lse_ = lse, node->saved_keep_ = keep;
     node->scale_ = sc, node->keep_scale_ = keep_scale;

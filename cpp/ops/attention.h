@@ -38,7 +38,7 @@ struct ScaledDotProductAttentionBackward : FuncOp<ScaledDotProductAttentionBackw
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_out_.reset(), saved_lse_.reset(), saved_keep_.reset();
-    AutogradNode::release_saved();
+    FuncOp::release_saved();
   }
 };
 

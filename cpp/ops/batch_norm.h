@@ -32,7 +32,7 @@ struct BatchNormBackward : FuncOp<BatchNormBackward, 3> {
   void release_saved() override {
     saved_mean_.reset();
     saved_rstd_.reset();
-    AutogradNode::release_saved();
+    FuncOp::release_saved();
   }
 };
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "autograd/func_op.h"
+#include "autograd/tensor_grad.h"
 #include "ops/op_utils.h"
 
 namespace lucid {
@@ -48,7 +49,7 @@ void record_elementwise_double(TensorImplPtr& r, const TensorImplPtr& g, const T
   n->set_inputs({g, s_graph});
   n->save(0, g);
   n->save(1, s_saved);
-  if (r == g) r = make_view(g, g->shape, g->strides, g->offset);
+  if (r == g) r = detach(g);
   attach_node(r, std::move(n));
 }
 

@@ -53,7 +53,7 @@ TensorImplPtr scatter_rows(const TensorImplPtr& ic, const TensorImplPtr& grad, i
                            DType wdt) {
   auto g = contiguous_raw(cast_raw(grad, wdt));
   // Half weights accumulate in a float32 buffer: many rows can land on one index.
-  const DType acc = wdt == DType::Float64 ? DType::Float64 : DType::Float32;
+  const DType acc = acc_dtype(wdt);
   auto gw = empty({V, D}, acc);
   std::memset(gw->raw(), 0, size_t(gw->numel()) * itemsize(acc));  // all-zero bits are +0.0
   LUCID_DISPATCH_FLOAT(wdt, "EmbeddingBackward", [&] {

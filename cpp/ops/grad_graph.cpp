@@ -1,6 +1,7 @@
 #include "ops/grad_graph.h"
 
 #include "autograd/grad_mode.h"
+#include "autograd/tensor_grad.h"
 #include "ops/reduce.h"
 #include "ops/view.h"
 
@@ -17,7 +18,7 @@ TensorImplPtr linear_map(const std::string& name, const TensorImplPtr& g, GradMa
     r = map(g);
   }
   if (GradMode::is_enabled() && g->requires_grad) {
-    if (r == g) r = make_view(g, g->shape, g->strides, g->offset);  // never rewire the input itself
+    if (r == g) r = detach(g);  // never rewire the input itself
     auto n = std::make_shared<LinearMapBackward>();
     n->name_ = name;
     n->map_ = std::move(map);
@@ -31,7 +32,7 @@ TensorImplPtr linear_map(const std::string& name, const TensorImplPtr& g, GradMa
 
 TensorImplPtr saved_input_graph(const TensorImplPtr& s, const Edge& edge, const Shape& shape, DType dtype) {
   if (!GradMode::is_enabled() || !edge.fn) return s;
-  auto r = make_view(s, s->shape, s->strides, s->offset);
+  auto r = detach(s);
   auto n = std::make_shared<LinearMapBackward>();
   n->name_ = "SavedInput";
   const Shape sshape = s->shape;

@@ -4,6 +4,7 @@
 #include "kernels/cpu/norm_channel.h"
 #include "ops/binary.h"
 #include "ops/reduce.h"
+#include "ops/op_utils.h"
 #include "ops/rms_norm.h"
 #include "ops/unary.h"
 #include "ops/view.h"
@@ -12,10 +13,6 @@ namespace lucid {
 
 const OpSchema& GroupNormBackward::schema_v1 = register_schema(
     {.name = "group_norm", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
-
-namespace {
-DType acc_dtype(DType d) { return d == DType::Float64 ? DType::Float64 : DType::Float32; }
-}  // namespace
 
 TensorImplPtr group_norm(const TensorImplPtr& x, int64_t num_groups, const TensorImplPtr& weight,
                          const TensorImplPtr& bias, double eps) {
@@ -68,21 +65,12 @@ TensorImplPtr group_norm(const TensorImplPtr& x, int64_t num_groups, const Tenso
 
 std::vector<TensorImplPtr> GroupNormBackward::apply(const TensorImplPtr& grad_out) {
   const TensorImplPtr &x = saved_[0], &w = saved_[1];
-  LUCID_CHECK_DTYPE(grad_out != nullptr, "GroupNormBackward: grad_out is None");
-  LUCID_CHECK_SHAPE(grad_out->shape == x->shape, "GroupNormBackward: grad_out shape ", shape_str(grad_out->shape),
-                    " does not match the output shape ", shape_str(x->shape));
-  LUCID_CHECK_DTYPE(is_floating(grad_out->dtype), "GroupNormBackward: expected a floating grad_out, got ",
-                    dtype_name(grad_out->dtype));
   const bool need_dx = needs_input_grad(0), need_dw = w && needs_input_grad(1), need_db = needs_input_grad(2);
-  if (!need_dx && !need_dw && !need_db) return {nullptr, nullptr, nullptr};
-  const DType cd = compute_dtype_, ad = acc_dtype(cd);
+  const DType cd = compute_dtype_;
   const int64_t N = int64_t(N_), C = int64_t(C_), S = int64_t(S_), G = int64_t(G_);
-  auto xc = contiguous_raw(cast_raw(x, cd));
-  auto wc = w ? contiguous_raw(cast_raw(w, cd)) : nullptr;
-  auto go = contiguous_raw(cast_raw(grad_out, cd));
-  auto dx = need_dx ? empty(x->shape, cd) : nullptr;
-  auto dw = need_dw ? empty({C}, ad) : nullptr;
-  auto db = need_db ? empty({C}, ad) : nullptr;
+  const NormBackwardArgs a = norm_backward_args("GroupNormBackward", grad_out, x, w, cd, need_dx, need_dw, need_db, {C}, {C});
+  if (a.none()) return {nullptr, nullptr, nullptr};
+  const TensorImplPtr &xc = a.xc, &wc = a.wc, &go = a.go, &dx = a.dx, &dw = a.dw, &db = a.db;
   LUCID_DISPATCH_FLOAT(cd, "group_norm_backward", [&] {
     using T = scalar_t;
     using A = acc_t<T>;

@@ -28,7 +28,7 @@ struct GroupNormBackward : FuncOp<GroupNormBackward, 3> {
   void release_saved() override {
     saved_mean_.reset();
     saved_rstd_.reset();
-    AutogradNode::release_saved();
+    FuncOp::release_saved();
   }
 };
 

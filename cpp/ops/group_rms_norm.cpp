@@ -17,10 +17,6 @@ const OpSchema& GroupRMSNormBackwardBackward::schema_v1 = register_schema({.name
                                                                            .amp_policy = AmpPolicy::ForceFP32,
                                                                            .produces_grad = true});
 
-namespace {
-DType acc_dtype(DType d) { return d == DType::Float64 ? DType::Float64 : DType::Float32; }
-}  // namespace
-
 std::pair<TensorImplPtr, TensorImplPtr> group_rms_norm_groups(const TensorImplPtr& cg) {
   const char* op = "group_rms_norm";
   LUCID_CHECK_SHAPE(cg != nullptr, op, ": channel_groups is None; expected a 1-D list of group ids");

@@ -33,7 +33,7 @@ struct GroupRMSNormBackward : FuncOp<GroupRMSNormBackward, 2> {
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_rstd_.reset();
-    AutogradNode::release_saved();
+    FuncOp::release_saved();
   }
 };
 
@@ -56,7 +56,7 @@ struct GroupRMSNormBackwardBackward : FuncOp<GroupRMSNormBackwardBackward, 3> {
   void release_saved() override {
     saved_rstd_.reset();
     deferred_v_.reset();
-    AutogradNode::release_saved();
+    FuncOp::release_saved();
   }
 };
 

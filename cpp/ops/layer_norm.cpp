@@ -5,6 +5,7 @@
 #include "kernels/cpu/norm.h"
 #include "kernels/cpu/norm_double.h"
 #include "ops/binary.h"
+#include "ops/op_utils.h"
 #include "ops/rms_norm.h"
 
 namespace lucid {
@@ -14,10 +15,6 @@ const OpSchema& LayerNormBackward::schema_v1 = register_schema(
 
 const OpSchema& LayerNormBackwardBackward::schema_v1 = register_schema(
     {.name = "layer_norm_backward", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
-
-namespace {
-DType acc_dtype(DType d) { return d == DType::Float64 ? DType::Float64 : DType::Float32; }
-}  // namespace
 
 TensorImplPtr layer_norm(const TensorImplPtr& x, const Shape& normalized_shape, const TensorImplPtr& weight,
                          const TensorImplPtr& bias, double eps) {
@@ -60,26 +57,15 @@ TensorImplPtr layer_norm(const TensorImplPtr& x, const Shape& normalized_shape, 
 }
 
 std::vector<TensorImplPtr> LayerNormBackward::apply(const TensorImplPtr& grad_out) {
-  const TensorImplPtr& x = saved_[0];
-  const TensorImplPtr& w = saved_[1];
-  LUCID_CHECK_DTYPE(grad_out != nullptr, "LayerNormBackward: grad_out is None");
-  LUCID_CHECK_SHAPE(grad_out->shape == x->shape, "LayerNormBackward: grad_out shape ", shape_str(grad_out->shape),
-                    " does not match the output shape ", shape_str(x->shape));
-  LUCID_CHECK_DTYPE(is_floating(grad_out->dtype), "LayerNormBackward: expected a floating grad_out, got ",
-                    dtype_name(grad_out->dtype));
-  const bool need_dx = needs_input_grad(0);
-  const bool need_dw = w && needs_input_grad(1);
-  const bool need_db = needs_input_grad(2);
-  if (!need_dx && !need_dw && !need_db) return {nullptr, nullptr, nullptr};
-  const DType cd = compute_dtype_, ad = acc_dtype(cd);
+  const TensorImplPtr &x = saved_[0], &w = saved_[1];
+  const bool need_dx = needs_input_grad(0), need_dw = w && needs_input_grad(1), need_db = needs_input_grad(2);
+  const DType cd = compute_dtype_;
   const int64_t outer = int64_t(outer_), N = int64_t(N_);
-  auto xc = contiguous_raw(cast_raw(x, cd));
-  auto wc = w ? contiguous_raw(cast_raw(w, cd)) : nullptr;
-  auto go = contiguous_raw(cast_raw(grad_out, cd));
-  auto dx = need_dx ? empty(x->shape, cd) : nullptr;
-  auto dw = need_dw ? empty(w->shape, ad) : nullptr;
-  auto db = need_db ? empty(bias_shape_, ad) : nullptr;
+  const NormBackwardArgs a = norm_backward_args("LayerNormBackward", grad_out, x, w, cd, need_dx, need_dw, need_db, w ? w->shape : Shape{}, bias_shape_);
+  if (a.none()) return {nullptr, nullptr, nullptr};
+  const TensorImplPtr &xc = a.xc, &wc = a.wc, &go = a.go, &dx = a.dx, &dw = a.dw, &db = a.db;
   const int64_t P = kernels::norm_chunks(outer, N);
+  const DType ad = acc_dtype(cd);
   const int64_t parts = int64_t(need_dw) + int64_t(need_db);
   auto scratch = parts && P > 1 ? empty({parts * P * N}, ad) : nullptr;
   LUCID_DISPATCH_FLOAT(cd, "layer_norm_backward", [&] {

@@ -28,7 +28,7 @@ struct LayerNormBackward : FuncOp<LayerNormBackward, 3> {
   void release_saved() override {
     saved_mean_.reset();
     saved_rstd_.reset();
-    AutogradNode::release_saved();
+    FuncOp::release_saved();
   }
 };
 
@@ -53,7 +53,7 @@ struct LayerNormBackwardBackward : FuncOp<LayerNormBackwardBackward, 3> {
     saved_rstd_.reset();
     deferred_v_.reset();
     deferred_z_.reset();
-    AutogradNode::release_saved();
+    FuncOp::release_saved();
   }
 };
 

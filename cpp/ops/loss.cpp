@@ -20,9 +20,6 @@ Reduction parse_reduction(const std::string& s, const char* op) {
 
 namespace {
 
-// lse and other per-position intermediates keep full precision for half inputs.
-DType acc_dtype(DType d) { return d == DType::Float64 ? DType::Float64 : DType::Float32; }
-
 void check_floating(const TensorImplPtr& t, const char* op, const char* what) {
   LUCID_CHECK_DTYPE(is_floating(t->dtype), op, ": ", what, " must be a floating tensor, got ", dtype_name(t->dtype));
 }

@@ -62,7 +62,7 @@ struct CrossEntropyBackward : FuncOp<CrossEntropyBackward, 3>, LossMeta {
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_lse_.reset();
-    AutogradNode<CrossEntropyBackward, 3>::release_saved();
+    FuncOp<CrossEntropyBackward, 3>::release_saved();
   }
 };
 
@@ -83,7 +83,7 @@ struct CrossEntropyBackwardBackward : FuncOp<CrossEntropyBackwardBackward, 3>, L
   void release_saved() override {
     saved_lse_.reset();
     weight_.reset();
-    AutogradNode<CrossEntropyBackwardBackward, 3>::release_saved();
+    FuncOp<CrossEntropyBackwardBackward, 3>::release_saved();
   }
 };
 

@@ -114,11 +114,94 @@ TensorImplPtr ternary_apply(const char* name, const Shape& shape, const TensorIm
   });
   return out;
 }
+// The elementwise op pattern of ops/unary.cpp and ops/activation.cpp. Op provides
+// f(x) and df(g, s) templated on the accumulation type (acc_t), s being the saved input or output.
+// Forward: out[i] = op.f(x[i]) in x's dtype, the compute dtype (`out` may alias x); floating
+// dtypes, plus int64 and bool when D is Dtypes::All.
+template <Dtypes D, class Op>
+void elementwise_forward(const char* name, const TensorImplPtr& x, const TensorImplPtr& out, const Op& op) {
+  auto fn = [op]<class T>() {
+    return [op](T v) { return kernels::convert<T>(op.template f<acc_t<T>>(acc_t<T>(v))); };
+  };
+  if (is_half(x->dtype)) {  // through the float32 instantiation, by blocks
+    auto f = fn.template operator()<float>();
+    kernels::half_map<1>(x->dtype, false, x->shape, out->raw(), out->strides, {x->raw()}, {&x->strides},
+                         [&](void* r, std::array<const float*, 1> in, int64_t m) {
+                           kernels::map1_flat(m, static_cast<float*>(r), in[0], f);
+                         });
+    return;
+  }
+  LUCID_APPLY_DISPATCH(D, x->dtype, name, [&] {
+    using T = scalar_t;
+    auto f = fn.template operator()<T>();
+    if (x->is_contiguous() && out->is_contiguous())
+      kernels::map1_flat(x->numel(), out->template data<T>(), x->template data<T>(), f);
+    else
+      kernels::map1(x->shape, out->template data<T>(), out->strides, x->template data<T>(), x->strides, f);
+  });
+}
+
+// Backward: op.df(g[i], s[i]) in g's dtype (floating; the caller casts g to s's dtype). Without a
+// saved tensor (s null) df is called with g in its place.
+template <class Op>
+TensorImplPtr elementwise_backward(const char* name, const TensorImplPtr& g, const TensorImplPtr& s, const Op& op) {
+  auto out = empty(g->shape, g->dtype);
+  const TensorImplPtr& sv = s ? s : g;
+  auto fn = [op]<class T>() {
+    return [op](T gv, T v) { return T(op.template df<acc_t<T>>(acc_t<T>(gv), acc_t<T>(v))); };
+  };
+  if (is_half(g->dtype)) {  // through the float32 instantiation, by blocks
+    auto df = fn.template operator()<float>();
+    kernels::half_map<2>(g->dtype, false, g->shape, out->raw(), out->strides, {g->raw(), sv->raw()},
+                         {&g->strides, &sv->strides}, [&](void* r, std::array<const float*, 2> in, int64_t m) {
+                           kernels::map2_flat(m, static_cast<float*>(r), in[0], in[1], df);
+                         });
+    return out;
+  }
+  LUCID_DISPATCH_FLOAT_NO_HALF(g->dtype, name, [&] {
+    using T = scalar_t;
+    auto df = fn.template operator()<T>();
+    if (g->is_contiguous() && sv->is_contiguous())
+      kernels::map2_flat(out->numel(), out->template data<T>(), g->template data<T>(), sv->template data<T>(), df);
+    else
+      kernels::map2(g->shape, out->template data<T>(), out->strides, g->template data<T>(), g->strides,
+                    sv->template data<T>(), sv->strides, df);
+  });
+  return out;
+}
 #undef LUCID_APPLY_DISPATCH
 
 // The gradient handed to an input: summed over broadcast dims and cast to the input's dtype.
 inline TensorImplPtr grad_for(const TensorImplPtr& g, const Shape& shape, DType dtype) {
   return cast_raw(g->shape == shape ? g : sum_to(g, shape), dtype);
+}
+
+// The first half of a mean/variance norm's fused backward (batch, group and layer norm):
+// grad_out checked against the saved input x, the operands made contiguous in the compute dtype
+// `cd`, and the gradients that are needed allocated (dx in cd; dw, db in its accumulation dtype).
+struct NormBackwardArgs {
+  TensorImplPtr xc, wc, go;  // wc null without a weight
+  TensorImplPtr dx, dw, db;  // null where not needed
+  bool none() const { return !dx && !dw && !db; }
+};
+inline NormBackwardArgs norm_backward_args(const char* node, const TensorImplPtr& grad_out, const TensorImplPtr& x,
+                                           const TensorImplPtr& w, DType cd, bool need_dx, bool need_dw,
+                                           bool need_db, const Shape& w_shape, const Shape& b_shape) {
+  LUCID_CHECK_DTYPE(grad_out != nullptr, node, ": grad_out is None");
+  LUCID_CHECK_SHAPE(grad_out->shape == x->shape, node, ": grad_out shape ", shape_str(grad_out->shape),
+                    " does not match the output shape ", shape_str(x->shape));
+  LUCID_CHECK_DTYPE(is_floating(grad_out->dtype), node, ": expected a floating grad_out, got ",
+                    dtype_name(grad_out->dtype));
+  NormBackwardArgs a;
+  if (!need_dx && !need_dw && !need_db) return a;
+  const DType ad = acc_dtype(cd);
+  a.xc = contiguous_raw(cast_raw(x, cd));
+  a.wc = w ? contiguous_raw(cast_raw(w, cd)) : nullptr;
+  a.go = contiguous_raw(cast_raw(grad_out, cd));
+  a.dx = need_dx ? empty(x->shape, cd) : nullptr;
+  a.dw = need_dw ? empty(w_shape, ad) : nullptr;
+  a.db = need_db ? empty(b_shape, ad) : nullptr;
+  return a;
 }
 
 }  // namespace lucid

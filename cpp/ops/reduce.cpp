@@ -8,8 +8,10 @@
 
 #include <omp.h>
 
+#include "autograd/tensor_grad.h"
 #include "core/autocast.h"
 #include "core/threads.h"
+#include "kernels/cpu/reduce_rows.h"
 #include "kernels/cpu/reducers.h"
 #include "ops/binary.h"
 #include "ops/grad_graph.h"
@@ -31,88 +33,6 @@ using kernels::SumAcc;
 using kernels::SumR;
 using kernels::VarR;
 using namespace reduce_detail;
-
-// ---- float32 row kernels: ISA dispatch and threading ----------------------------------------
-// The bodies (kernels/cpu/reduce_dense.h) are always_inline; each is compiled here for baseline
-// x86-64 and inside a target("avx2") wrapper (as in kernels/cpu/norm.cpp), picked at run time.
-
-namespace {
-
-struct SumRows {
-  static LUCID_ROW_KERNEL void run(const float* x, float* out, int64_t r0, int64_t r1, int64_t n, double div) {
-    for (int64_t r = r0; r < r1; ++r) out[r] = float(kernels::sum_row_f32(x + r * n, n) / div);
-  }
-};
-struct SumSpan {  // one partial sum of a long row
-  static LUCID_ROW_KERNEL void run(const float* x, int64_t n, double* out) { *out = kernels::sum_row_f32(x, n); }
-};
-template <bool IsMax>
-struct ArgRows {
-  static LUCID_ROW_KERNEL void run(const float* x, int64_t r0, int64_t r1, int64_t n, int64_t* idx, float* vals) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t i = kernels::arg_row_f32<IsMax>(x + r * n, n).index;
-      idx[r] = i;
-      if (vals) vals[r] = x[r * n + i];
-    }
-  }
-};
-template <bool IsMax>
-struct ArgSpan {
-  static LUCID_ROW_KERNEL void run(const float* x, int64_t n, kernels::ArgKey* out) {
-    *out = kernels::arg_row_f32<IsMax>(x, n);
-  }
-};
-
-template <class Body, class... Args>
-void run_base(Args... a) {
-  Body::run(a...);
-}
-#if defined(__x86_64__) && defined(__GNUC__)
-template <class Body, class... Args>
-__attribute__((target("avx2"))) void run_avx2(Args... a) {
-  Body::run(a...);
-}
-#endif
-template <class Body, class... Args>
-void run_best(Args... a) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) return run_avx2<Body>(a...);
-#endif
-  run_base<Body>(a...);
-}
-
-// Threads for rows x n elements: none below 2 grains of work.
-int row_threads(int64_t rows, int64_t n) {
-  return int(std::max<int64_t>(1, std::min<int64_t>(lucid::num_threads(), rows * n / kernels::kParallelGrain)));
-}
-
-}  // namespace
-
-namespace reduce_detail {
-
-void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double div) {
-  const int nt = row_threads(rows, n);
-  if (nt == 1) return run_best<SumRows>(x, out, int64_t(0), rows, n, div);
-  if (rows >= nt) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; ++t) run_best<SumRows>(x, out, rows * t / nt, rows * (t + 1) / nt, n, div);
-    return;
-  }
-  // Few long rows (a full sum): split each row, partial sums combined in order (the result
-  // depends on the thread count only).
-  std::vector<double> part(static_cast<size_t>(nt), 0.0);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* p = x + r * n;
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; ++t) run_best<SumSpan>(p + n * t / nt, n * (t + 1) / nt - n * t / nt, &part[size_t(t)]);
-    double s = 0;
-    for (int t = 0; t < nt; ++t) s += part[size_t(t)];
-    out[r] = float(s / div);
-  }
-}
-
-}  // namespace reduce_detail
 
 namespace {
 
@@ -291,10 +211,6 @@ template <>
 const OpSchema& VarBackward<true>::schema_v1 = register_schema(
     {.name = "std", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
 
-// A detached alias of an op's output, for saving: same storage (and version counter) without
-// the grad_fn, so the node does not own its own output (a reference cycle).
-TensorImplPtr detached(const TensorImplPtr& t) { return make_view(t, t->shape, t->strides, t->offset); }
-
 template <bool Sqrt>
 TensorImplPtr var_impl(const TensorImplPtr& x, const std::vector<int64_t>& dims, double correction, bool keepdim) {
   const char* name = Sqrt ? "std" : "var";
@@ -320,7 +236,7 @@ TensorImplPtr var_impl(const TensorImplPtr& x, const std::vector<int64_t>& dims,
     n->div = div;
     n->next_edges = {gradient_edge(x)};
     n->save(0, xc);
-    if (Sqrt) n->save(1, detached(out));
+    if (Sqrt) n->save(1, detach(out));
     attach_node(out, std::move(n));
   }
   return out;
@@ -427,7 +343,7 @@ void record_ext(const TensorImplPtr& out, const TensorImplPtr& x, const TensorIm
   n->set(x, m);
   n->next_edges = {gradient_edge(x)};
   n->save(0, xc);
-  n->save(1, detached(out));
+  n->save(1, detach(out));
   attach_node(out, std::move(n));
 }
 
@@ -448,34 +364,6 @@ TensorImplPtr ext_values(const TensorImplPtr& x, const std::vector<int64_t>& dim
   return out;
 }
 
-// Index (and optionally value) of the first extremum of each contiguous float32 row (or of one
-// long row split over threads); see kernels::arg_row_f32.
-template <bool IsMax>
-void arg_rows_f32(const float* x, int64_t rows, int64_t n, int64_t* idx, float* vals) {
-  const int nt = row_threads(rows, n);
-  if (nt == 1) return run_best<ArgRows<IsMax>>(x, int64_t(0), rows, n, idx, vals);
-  if (rows >= nt) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; ++t) run_best<ArgRows<IsMax>>(x, rows * t / nt, rows * (t + 1) / nt, n, idx, vals);
-    return;
-  }
-  // Few long rows (the flattened tensor): split each row; the first chunk holding the largest
-  // key holds the first occurrence.
-  std::vector<kernels::ArgKey> part(static_cast<size_t>(nt));
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* p = x + r * n;
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; ++t)
-      run_best<ArgSpan<IsMax>>(p + n * t / nt, n * (t + 1) / nt - n * t / nt, &part[size_t(t)]);
-    int best = 0;
-    for (int t = 1; t < nt; ++t)
-      if (part[size_t(t)].key > part[size_t(best)].key) best = t;
-    const int64_t i = n * best / nt + part[size_t(best)].index;
-    idx[r] = i;
-    if (vals) vals[r] = p[i];
-  }
-}
-
 // Index (and optionally value) of the extremum over one dim, or over the flattened tensor.
 template <bool IsMax>
 TensorImplPtr arg_impl(const TensorImplPtr& xc, const std::vector<bool>& m, bool keepdim, const TensorImplPtr& vals) {
@@ -485,7 +373,7 @@ TensorImplPtr arg_impl(const TensorImplPtr& xc, const std::vector<bool>& m, bool
     using T = scalar_t;
     if constexpr (std::is_same_v<T, float>) {
       if (p.dense && p.inner == 1 && p.red > 0) {
-        arg_rows_f32<IsMax>(p.src->template data<float>(), p.outer, p.red, idx->data<int64_t>(),
+        kernels::arg_rows_f32<IsMax>(p.src->template data<float>(), p.outer, p.red, idx->data<int64_t>(),
                             vals ? vals->template data<float>() : nullptr);
         return;
       }
@@ -749,7 +637,7 @@ TensorImplPtr logsumexp(const TensorImplPtr& x, const std::vector<int64_t>& dims
     n->set(x, m);
     n->next_edges = {gradient_edge(x)};
     n->save(0, xc);
-    n->save(1, detached(out));
+    n->save(1, detach(out));
     attach_node(out, std::move(n));
   }
   return out;
@@ -797,7 +685,7 @@ TensorImplPtr norm(const TensorImplPtr& x, double p, const std::vector<int64_t>&
     n->p = p;
     n->next_edges = {gradient_edge(x)};
     n->save(0, xc);
-    n->save(1, detached(out));
+    n->save(1, detach(out));
     attach_node(out, std::move(n));
   }
   return out;

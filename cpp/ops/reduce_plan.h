@@ -12,6 +12,7 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/reduce.h"
 #include "kernels/cpu/reduce_dense.h"
+#include "kernels/cpu/reduce_rows.h"
 #include "kernels/cpu/reducers.h"
 
 namespace lucid::reduce_detail {
@@ -179,15 +180,11 @@ void run_family(const Plan& p, O* out, const Make& make) {
   else run(p, make.template operator()<T, O>(true), out);
 }
 
-// out[r] = sum(x[r, 0:n]) / div over contiguous float32 rows, accumulated in double (ops/reduce.cpp:
-// vectorised, AVX2 when the CPU has it, rows or one long row split over threads).
-void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double div);
-
 // Sums (div = 1) and means (div = count).
 template <class T, class O>
 void run_sum(const Plan& p, O* out, double div) {
   if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float>) {
-    if (p.dense && p.inner == 1) return sum_rows_f32(p.src->template data<float>(), out, p.outer, p.red, div);
+    if (p.dense && p.inner == 1) return kernels::sum_rows_f32(p.src->template data<float>(), out, p.outer, p.red, div);
   }
   run_family<T>(p, out, [div]<class In, class Out>(bool last) {
     SumR<In, Out> r;

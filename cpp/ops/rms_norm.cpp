@@ -19,9 +19,6 @@ const OpSchema& RMSNormBackwardBackward::schema_v1 = register_schema(
 
 namespace {
 
-// The dtype statistics and parameter gradients accumulate in (acc_t of the compute dtype).
-DType acc_dtype(DType d) { return d == DType::Float64 ? DType::Float64 : DType::Float32; }
-
 // x and gamma validated; N = numel of the normalised dims, k <= N features feed rstd.
 TensorImplPtr rms_norm_impl(const TensorImplPtr& x, const TensorImplPtr& gamma, int64_t N, int64_t k, double eps) {
   const DType in = gamma ? promote_types(x->dtype, gamma->dtype) : x->dtype;

@@ -38,7 +38,7 @@ struct RMSNormBackward : FuncOp<RMSNormBackward, 2> {
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_rstd_.reset();
-    AutogradNode::release_saved();
+    FuncOp::release_saved();
   }
 };
 
@@ -62,7 +62,7 @@ struct RMSNormBackwardBackward : FuncOp<RMSNormBackwardBackward, 3> {
   void release_saved() override {
     saved_rstd_.reset();
     deferred_v_.reset();
-    AutogradNode::release_saved();
+    FuncOp::release_saved();
   }
 };
 

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "autograd/engine.h"
+#include "autograd/tensor_grad.h"
 #include "core/autocast.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/rnn.h"
@@ -140,7 +141,7 @@ TensorImplPtr rnn_layer(const std::string& mode_name, const TensorImplPtr& x, co
   for (auto* t : {&h0, &c0, &w_ih, &w_hh, &b_ih, &b_hh, &w_hr})
     if (*t) in = promote_types(in, (*t)->dtype);
   const DType cd = compute_dtype(RnnBackward::schema_v1, in);
-  const DType wd = cd == DType::Float64 ? DType::Float64 : DType::Float32;
+  const DType wd = acc_dtype(cd);
   auto xw = work(x, wd), h0w = work(h0, wd), c0w = work(c0, wd), wih = work(w_ih, wd), whh = work(w_hh, wd);
   auto bih = work(b_ih, wd), bhh = work(b_hh, wd), whr = work(w_hr, wd);
 
@@ -204,7 +205,7 @@ TensorImplPtr rnn_layer(const std::string& mode_name, const TensorImplPtr& x, co
     node->T_ = T, node->B_ = B, node->I_ = I, node->H_ = H, node->Hout_ = Hout;
     node->compute_dtype_ = cd, node->work_dtype_ = wd;
     // the output itself when no cast happened: a view without grad_fn (no cycle), version-checked
-    node->out_ = y == packed ? make_view(packed, packed->shape, packed->strides, packed->offset) : packed;
+    node->out_ = y == packed ? detach(packed) : packed;
     node->out_version_ = node->out_->version();
     node->bias_dtype_[0] = b_ih ? b_ih->dtype : cd, node->bias_dtype_[1] = b_hh ? b_hh->dtype : cd;
     node->gates_ = gates, node->cells_ = cells, node->hpre_ = hpre, node->hn_ = hn;
@@ -374,7 +375,7 @@ std::vector<TensorImplPtr> RnnBackward::apply_graph(const TensorImplPtr& grad_ou
     const auto& s = saved_[i];
     if (!s) continue;
     if (!needs_input_grad(i)) {
-      in[i] = make_view(s, s->shape, s->strides, s->offset);  // detached: no path into the outer graph
+      in[i] = detach(s);  // detached: no path into the outer graph
       continue;
     }
     in[i] = saved_input_graph(s, next_edges[i], s->shape, s->dtype);

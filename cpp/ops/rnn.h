@@ -39,7 +39,7 @@ struct RnnBackward : FuncOp<RnnBackward, 8> {
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     out_.reset(), gates_.reset(), cells_.reset(), hpre_.reset(), hn_.reset();
-    AutogradNode::release_saved();
+    FuncOp::release_saved();
   }
 };
 

@@ -1,5 +1,6 @@
 #include "ops/scan.h"
 
+#include "autograd/tensor_grad.h"
 #include "core/autocast.h"
 #include "kernels/cpu/scan.h"
 #include "ops/binary.h"
@@ -151,7 +152,7 @@ TensorImplPtr cumprod(const TensorImplPtr& x, int64_t dim, std::optional<DType> 
     n->in_dtype_ = x->dtype;
     n->set_inputs({x});
     n->save(0, x);
-    n->save(1, make_view(out, out->shape, out->strides, out->offset));
+    n->save(1, detach(out));
     attach_node(out, std::move(n));
   }
   return out;

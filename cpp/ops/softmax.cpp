@@ -1,5 +1,6 @@
 #include "ops/softmax.h"
 
+#include "autograd/tensor_grad.h"
 #include "core/autocast.h"
 #include "kernels/cpu/softmax.h"
 #include "ops/binary.h"
@@ -66,7 +67,7 @@ TensorImplPtr softmax_impl(const TensorImplPtr& x, int64_t dim) {
     n->in_dtype_ = x->dtype;
     n->set_inputs({x});
     // A detached alias: saving `out` itself would make out -> grad_fn -> out a cycle.
-    n->save(0, make_view(out, out->shape, out->strides, out->offset));
+    n->save(0, detach(out));
     attach_node(out, std::move(n));
   }
   return out;

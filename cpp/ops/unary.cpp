@@ -4,9 +4,12 @@
 #include <cmath>
 #include <string>
 
+#include "autograd/tensor_grad.h"
 #include "core/autocast.h"
+#include "kernels/cpu/gelu.h"
 #include "kernels/cpu/vmath.h"
 #include "ops/binary.h"
+#include "ops/elementwise_double.h"
 #include "ops/grad_graph.h"
 #include "ops/op_utils.h"
 #include "ops/view.h"
@@ -27,6 +30,9 @@ template <class Op>
 struct FlatF32 {
   static constexpr bool kNone = true;
 };
+
+constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402,
+                 k2OverSqrtPi = 1.12837916709551257390;  // 2 / sqrt(pi), erf's derivative at 0
 
 // Each op: its names, domain, what it saves, f(x) and df(g, saved) on accumulation types.
 // f is instantiated for every dtype the domain allows; df only for float and double.
@@ -146,47 +152,6 @@ struct ReluOp {
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A, A) const { return A(0); }
 };
-// Exact GELU over contiguous float32 arrays: y = x Phi(x) and dx = g (Phi(x) + x phi(x)), the
-// float path of GeluOp::f / df. The body is compiled for baseline x86-64 and inside a
-// target("avx2,fma") wrapper (the always_inline body takes the wrapper's ISA, as in norm.cpp),
-// picked at run time; 4 then 8 lanes of the branch-free kernels::normal_cdf_pdf_f32.
-#define LUCID_GELU_INLINE inline __attribute__((always_inline))
-template <bool Backward>
-LUCID_GELU_INLINE void gelu_f32_body(const float* x, const float* g, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const kernels::NormalCdfPdf c = kernels::normal_cdf_pdf_f32(x[i]);
-    if constexpr (Backward) out[i] = float(double(g[i]) * (c.cdf + double(x[i]) * c.pdf));
-    else out[i] = float(double(x[i]) * c.cdf);
-  }
-}
-template <bool Backward>
-void gelu_f32_base(const float* x, const float* g, float* out, int64_t n) {
-  gelu_f32_body<Backward>(x, g, out, n);
-}
-#if defined(__x86_64__) && defined(__GNUC__)
-template <bool Backward>
-__attribute__((target("avx2,fma"))) void gelu_f32_avx2(const float* x, const float* g, float* out, int64_t n) {
-  gelu_f32_body<Backward>(x, g, out, n);
-}
-#endif
-// g is unused (may be null) for the forward.
-template <bool Backward>
-void gelu_f32_flat(const float* x, const float* g, float* out, int64_t n) {
-  auto run = gelu_f32_base<Backward>;
-#if defined(__x86_64__) && defined(__GNUC__)
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2) run = gelu_f32_avx2<Backward>;
-#endif
-  constexpr int64_t kBlock = 8192;  // elements per scheduling unit; a multiple of the vector width
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
-  if (n < 2 * kernels::kParallelGrain) return run(x, g, out, n);
-#pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int64_t i0 = b * kBlock, m = std::min(kBlock, n - i0);
-    run(x + i0, Backward ? g + i0 : nullptr, out + i0, m);
-  }
-}
-
 // Two op types (exact and tanh form) so that each inner loop is branch-free; one schema "gelu".
 template <bool Tanh>
 struct GeluOpT {
@@ -227,8 +192,8 @@ struct GeluOpT {
 };
 template <>
 struct FlatF32<GeluOpT<false>> {
-  static void forward(const float* x, float* y, int64_t n) { gelu_f32_flat<false>(x, nullptr, y, n); }
-  static void backward(const float* g, const float* x, float* out, int64_t n) { gelu_f32_flat<true>(x, g, out, n); }
+  static void forward(const float* x, float* y, int64_t n) { kernels::gelu_forward_f32(x, y, n); }
+  static void backward(const float* g, const float* x, float* out, int64_t n) { kernels::gelu_backward_f32(g, x, out, n); }
 };
 using GeluOp = GeluOpT<false>;
 using GeluTanhOp = GeluOpT<true>;
@@ -267,7 +232,6 @@ struct ErfOp {
   static constexpr const char *kName = "erf", *kNode = "ErfBackward";
   static constexpr Domain kDomain = Domain::FloatPromote;
   static constexpr Saves kSaves = Saves::Input;
-  static constexpr double k2OverSqrtPi = 1.12837916709551257390;
   template <class A> A f(A x) const {
     if constexpr (std::is_same_v<A, float>) return kernels::erf_f32(x);
     else return std::erf(x);
@@ -352,7 +316,6 @@ struct Log2Op {
   static constexpr const char *kName = "log2", *kNode = "Log2Backward";
   static constexpr Domain kDomain = Domain::FloatPromote;
   static constexpr Saves kSaves = Saves::Input;
-  static constexpr double kLn2 = 0.69314718055994530942;
   template <class A> A f(A x) const { return std::log2(x); }
   template <class A> A df(A g, A x) const { return g / (x * A(kLn2)); }
   template <class A> A ddf(A g, A x) const { return -g / (x * x * A(kLn2)); }
@@ -361,7 +324,6 @@ struct Log10Op {
   static constexpr const char *kName = "log10", *kNode = "Log10Backward";
   static constexpr Domain kDomain = Domain::FloatPromote;
   static constexpr Saves kSaves = Saves::Input;
-  static constexpr double kLn10 = 2.30258509299404568402;
   template <class A> A f(A x) const { return std::log10(x); }
   template <class A> A df(A g, A x) const { return g / (x * A(kLn10)); }
   template <class A> A ddf(A g, A x) const { return -g / (x * x * A(kLn10)); }
@@ -370,7 +332,6 @@ struct Exp2Op {
   static constexpr const char *kName = "exp2", *kNode = "Exp2Backward";
   static constexpr Domain kDomain = Domain::FloatPromote;
   static constexpr Saves kSaves = Saves::Output;
-  static constexpr double kLn2 = 0.69314718055994530942;
   template <class A> A f(A x) const { return std::exp2(x); }
   template <class A> A df(A g, A y) const { return g * y * A(kLn2); }
   template <class A> A ddf(A g, A) const { return g * A(kLn2); }
@@ -379,7 +340,6 @@ struct ErfcOp {
   static constexpr const char *kName = "erfc", *kNode = "ErfcBackward";
   static constexpr Domain kDomain = Domain::FloatPromote;
   static constexpr Saves kSaves = Saves::Input;
-  static constexpr double k2OverSqrtPi = 1.12837916709551257390;
   template <class A> A f(A x) const { return std::erfc(x); }
   template <class A> A df(A g, A x) const { return -g * A(k2OverSqrtPi) * std::exp(-x * x); }
   template <class A> A ddf(A g, A x) const { return A(2) * x * g * A(k2OverSqrtPi) * std::exp(-x * x); }
@@ -458,66 +418,16 @@ struct UnaryBackward : FuncOp<UnaryBackward<Op>, 1> {
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g0) {
     const TensorImplPtr& s = this->saved_[0];
     auto g = s ? cast_raw(g0, s->dtype) : g0;
-    auto out = empty(g->shape, g->dtype);
-    const bool flat = g->is_contiguous() && (!s || s->is_contiguous());
     if constexpr (!requires { FlatF32<Op>::kNone; }) {
-      if (flat && s && g->dtype == DType::Float32) {
+      if (g->dtype == DType::Float32 && g->is_contiguous() && s && s->is_contiguous()) {
+        auto out = empty(g->shape, g->dtype);
         FlatF32<Op>::backward(g->template data<float>(), s->template data<float>(), out->template data<float>(), out->numel());
         return {cast_raw(out, in_dtype)};
       }
     }
-    const Op o = op;
-    auto fn = [o]<class T>() {
-      return [o](T gv, T sv) { return T(o.template df<acc_t<T>>(acc_t<T>(gv), acc_t<T>(sv))); };
-    };
-    const Shape& ss = s ? s->strides : g->strides;
-    if (is_half(g->dtype)) {  // through the float32 instantiation, by blocks
-      auto df = fn.template operator()<float>();
-      kernels::half_map<2>(g->dtype, false, g->shape, out->raw(), out->strides, {g->raw(), s ? s->raw() : g->raw()},
-                           {&g->strides, &ss}, [&](void* r, std::array<const float*, 2> in, int64_t m) {
-                             kernels::map2_flat(m, static_cast<float*>(r), in[0], in[1], df);
-                           });
-      return {cast_raw(out, in_dtype)};
-    }
-    LUCID_DISPATCH_FLOAT_NO_HALF(g->dtype, Op::kName, [&] {
-      using T = scalar_t;
-      auto df = fn.template operator()<T>();
-      const T* sp = s ? s->template data<T>() : g->template data<T>();
-      if (flat)
-        kernels::map2_flat(out->numel(), out->template data<T>(), g->template data<T>(), sp, df);
-      else
-        kernels::map2(g->shape, out->template data<T>(), out->strides, g->template data<T>(), g->strides, sp, ss, df);
-    });
-    return {cast_raw(out, in_dtype)};
+    return {cast_raw(elementwise_backward(Op::kName, g, s, op), in_dtype)};
   }
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g);
-};
-
-// The node of a unary op's gradient under create_graph=True: dx = df(g, s) is linear in g, so
-//   d/dg = df(u, s),   d/ds = u * ddf(g, s)
-// with s the saved input, or the saved output (whose grad_fn is the op's own node again).
-template <class Op>
-struct UnaryBackwardBackward : FuncOp<UnaryBackwardBackward<Op>, 2> {
-  static const OpSchema& schema_v1;
-  Op op;
-  std::string name_;
-  const char* name() const override { return name_.c_str(); }
-  std::vector<TensorImplPtr> apply(const TensorImplPtr& u0) {
-    const TensorImplPtr &g = this->saved_[0], &s = this->saved_[1];
-    const DType dt = s->dtype;
-    auto u = cast_raw(u0, dt), gc = cast_raw(g, dt);
-    TensorImplPtr dg, ds;
-    const Op o = op;
-    if (this->needs_input_grad(0))
-      dg = cast_raw(binary_apply<false, Dtypes::Float>("unary_double_backward", s->shape, u, s, [o]<class A>() {
-                      return [o](A uv, A sv) { return o.template df<A>(uv, sv); };
-                    }), g->dtype);
-    if (this->needs_input_grad(1))
-      ds = ternary_apply("unary_double_backward", s->shape, u, gc, s, [o]<class A>() {
-        return [o](A uv, A gv, A sv) { return uv * o.template ddf<A>(gv, sv); };
-      });
-    return {dg, ds};
-  }
 };
 
 template <class Op>
@@ -533,15 +443,8 @@ std::vector<TensorImplPtr> UnaryBackward<Op>::apply_graph(const TensorImplPtr& g
       r = apply(g);
     }
     TensorImplPtr s = Op::kSaves == Saves::Output ? this->saved_output(0) : this->saved_[0];
-    if (!any_requires_grad({&g, &s})) return r;
-    auto n = std::make_shared<UnaryBackwardBackward<Op>>();
-    n->op = op;
-    n->name_ = std::string(Op::kNode) + "Backward";
-    n->set_inputs({g, s});
-    n->save(0, g);
-    n->save(1, this->saved_[0]);  // the detached alias: saving the graph-carrying one would be a cycle
-    if (r[0] == g) r[0] = make_view(g, g->shape, g->strides, g->offset);
-    attach_node(r[0], std::move(n));
+    // the detached alias saved_[0] is what the node keeps: the graph-carrying one would be a cycle
+    record_elementwise_double(r[0], g, s, this->saved_[0], op, Op::kNode);
     return r;
   }
 }
@@ -551,7 +454,7 @@ std::vector<TensorImplPtr> UnaryBackward<Op>::apply_graph(const TensorImplPtr& g
   const OpSchema& UnaryBackward<Op>::schema_v1 = register_schema(            \
       {.name = op_name, .version = 1, .amp_policy = AmpPolicy::policy, .produces_grad = true}); \
   template <>                                                                \
-  const OpSchema& UnaryBackwardBackward<Op>::schema_v1 = UnaryBackward<Op>::schema_v1;
+  const OpSchema& ElementwiseBackwardBackward<Op>::schema_v1 = UnaryBackward<Op>::schema_v1;
 LUCID_UNARY_SCHEMA(NegOp, "neg", KeepInput)
 LUCID_UNARY_SCHEMA(AbsOp, "abs", KeepInput)
 LUCID_UNARY_SCHEMA(ExpOp, "exp", ForceFP32)
@@ -567,7 +470,7 @@ LUCID_UNARY_SCHEMA(GeluOp, "gelu", KeepInput)
 template <>
 const OpSchema& UnaryBackward<GeluTanhOp>::schema_v1 = UnaryBackward<GeluOp>::schema_v1;  // same op
 template <>
-const OpSchema& UnaryBackwardBackward<GeluTanhOp>::schema_v1 = UnaryBackward<GeluOp>::schema_v1;
+const OpSchema& ElementwiseBackwardBackward<GeluTanhOp>::schema_v1 = UnaryBackward<GeluOp>::schema_v1;
 LUCID_UNARY_SCHEMA(SiluOp, "silu", KeepInput)
 LUCID_UNARY_SCHEMA(ClampOp, "clamp", KeepInput)
 LUCID_UNARY_SCHEMA(Log1pOp, "log1p", ForceFP32)
@@ -608,29 +511,7 @@ void run_forward(const TensorImplPtr& x, const TensorImplPtr& out, const Op& op)
       return;
     }
   }
-  auto fn = [op]<class T>() {
-    return [op](T v) { return kernels::convert<T>(op.template f<acc_t<T>>(acc_t<T>(v))); };
-  };
-  if (is_half(x->dtype)) {  // through the float32 instantiation, by blocks
-    auto f = fn.template operator()<float>();
-    kernels::half_map<1>(x->dtype, false, x->shape, out->raw(), out->strides, {x->raw()}, {&x->strides},
-                         [&](void* r, std::array<const float*, 1> in, int64_t m) {
-                           kernels::map1_flat(m, static_cast<float*>(r), in[0], f);
-                         });
-    return;
-  }
-  auto body = [&]<class T>() {
-    auto f = fn.template operator()<T>();
-    if (x->is_contiguous() && out->is_contiguous())
-      kernels::map1_flat(x->numel(), out->template data<T>(), x->template data<T>(), f);
-    else
-      kernels::map1(x->shape, out->template data<T>(), out->strides, x->template data<T>(), x->strides, f);
-  };
-  if constexpr (Op::kDomain == Domain::Int) {
-    LUCID_DISPATCH_NO_HALF(x->dtype, Op::kName, [&] { body.template operator()<scalar_t>(); });
-  } else {
-    LUCID_DISPATCH_FLOAT_NO_HALF(x->dtype, Op::kName, [&] { body.template operator()<scalar_t>(); });
-  }
+  elementwise_forward<Op::kDomain == Domain::Int ? Dtypes::All : Dtypes::Float>(Op::kName, x, out, op);
 }
 
 // The dtype an op computes in for input dtype `d` (before autocast).
@@ -644,9 +525,6 @@ DType domain_dtype(DType d) {
   return Op::kDomain == Domain::FloatPromote ? kDefaultFloat : d;
 }
 
-// A detached alias of an op's output, for saving without a reference cycle through grad_fn.
-TensorImplPtr detached(const TensorImplPtr& t) { return make_view(t, t->shape, t->strides, t->offset); }
-
 template <class Op>
 TensorImplPtr unary_op(const TensorImplPtr& x, const Op& op = Op{}) {
   using Node = UnaryBackward<Op>;
@@ -659,7 +537,7 @@ TensorImplPtr unary_op(const TensorImplPtr& x, const Op& op = Op{}) {
     n->in_dtype = x->dtype;
     n->set_inputs({x});
     if constexpr (Op::kSaves == Saves::Input) n->save(0, xc);
-    if constexpr (Op::kSaves == Saves::Output) n->save(0, detached(out));
+    if constexpr (Op::kSaves == Saves::Output) n->save(0, detach(out));
     attach_node(out, std::move(n));
   }
   return out;

@@ -2212,6 +2212,10 @@ def _nll_loss(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index
     ...
 def _normal_(arg0: Tensor, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.Any) -> Tensor:
     ...
+def _numpy_dtype(dtype: _dtype) -> typing.Any:
+    """
+    numpy's dtype (a numpy.dtype) for a pylucid dtype; bfloat16 has none.
+    """
 def _pad(input: Tensor, pad: typing.Any, mode: str, value: typing.SupportsFloat | typing.SupportsIndex, op: str) -> Tensor:
     ...
 def _pool(input: Tensor, kind: str, kernel_size: typing.Any, stride: typing.Any, padding: typing.Any, dilation: typing.Any, ceil_mode: builtins.bool, count_include_pad: builtins.bool, divisor_override: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> tuple[Tensor, typing.Any]:
@@ -2236,8 +2240,6 @@ def _rms_norm_check(normalized_shape: typing.Any, eps: typing.SupportsFloat | ty
     """
     Validates RMSNorm's arguments and returns k, the number of features feeding the RMS.
     """
-def _rms_norm_partial_k(n: typing.SupportsInt | typing.SupportsIndex, partial_ratio: typing.SupportsFloat | typing.SupportsIndex) -> builtins.int:
-    ...
 def _rmsprop_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], square_avgs: collections.abc.Sequence[Tensor | None], grad_avgs: collections.abc.Sequence[Tensor | None], momentum_buffers: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, momentum: typing.SupportsFloat | typing.SupportsIndex, centered: builtins.bool, maximize: builtins.bool) -> None:
     ...
 def _rnn_layer(mode: str, input: Tensor, hx: Tensor, cx: Tensor | None, weight_ih: Tensor, weight_hh: Tensor, bias_ih: Tensor | None, bias_hh: Tensor | None, weight_hr: Tensor | None, reverse: builtins.bool, layer: str) -> Tensor:

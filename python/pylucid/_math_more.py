@@ -120,8 +120,7 @@ def _dtype_limits(dt):
     import numpy as np  # noqa: PLC0415
     if dt == _C.dtype.bfloat16:
         return -3.3895313892515355e38, 3.3895313892515355e38
-    np_type: type = {_C.dtype.float16: np.float16, _C.dtype.float32: np.float32, _C.dtype.float64: np.float64}[dt]
-    info = np.finfo(np_type)
+    info = np.finfo(_C._numpy_dtype(dt))
     return float(info.min), float(info.max)
 
 

@@ -35,8 +35,8 @@ promote_types = _C.promote_types
 result_type = _C.result_type
 _DEFAULT_DTYPE = [float32]
 
-_NP_OF = {dtype.bool: _np.bool_, dtype.int64: _np.int64, dtype.float16: _np.float16,
-          dtype.float32: _np.float32, dtype.float64: _np.float64}
+# numpy's scalar type of each dtype numpy has (all but bfloat16), from the extension's one map.
+_NP_OF = {d: _C._numpy_dtype(d).type for d in dtype.__members__.values() if d != dtype.bfloat16}
 
 
 def _tensor_arg(x, op, name="input"):

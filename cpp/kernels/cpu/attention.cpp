@@ -15,26 +15,21 @@
 #include <vector>
 
 #include "core/threads.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/vmath.h"
 
 namespace lucid::kernels {
 
 // The per-item bodies are compiled for x86-64-v3 (AVX2 + FMA) and for baseline x86-64; the loader
-// picks one (the wheel must run on any x86-64).
-#if defined(__x86_64__) && defined(__GNUC__)
-#define LUCID_ATTN_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define LUCID_ATTN_CLONES
-#endif
-#define LUCID_ATTN_INLINE inline __attribute__((always_inline))
+// picks one (cpu_features.h).
 
 namespace {
 
 constexpr int64_t kBlockRows = 32;  // query rows per block: a block's scores stay in L1/L2
 
-LUCID_ATTN_INLINE float exp_row(float x) { return exp_f32(x); }
-LUCID_ATTN_INLINE double exp_row(double x) { return std::exp(x); }
+LUCID_ALWAYS_INLINE float exp_row(float x) { return exp_f32(x); }
+LUCID_ALWAYS_INLINE double exp_row(double x) { return std::exp(x); }
 
 // 256-bit vectors of T in GCC/clang's vector extension: explicit, so the tile below is never
 // vectorised along the wrong loop (the compiler's own choice went across k with shuffles). In
@@ -46,13 +41,13 @@ struct Vec {
 };
 // By reference: a vector passed or returned by value changes the ABI of the baseline clone.
 template <class T>
-LUCID_ATTN_INLINE void vload(typename Vec<T>::type& v, const T* p) {
+LUCID_ALWAYS_INLINE void vload(typename Vec<T>::type& v, const T* p) {
   std::memcpy(&v, p, sizeof v);
 }
 // av = x in every lane. NOTE: V{} + x costs an add (-0 + 0 is +0, so it is not elided) and a
 // lane-by-lane fill becomes a chain of inserts; a shuffle with an all-zero mask is one broadcast.
 template <class T>
-LUCID_ATTN_INLINE void vbroadcast(typename Vec<T>::type& v, T x) {
+LUCID_ALWAYS_INLINE void vbroadcast(typename Vec<T>::type& v, T x) {
 #if defined(__GNUC__) && !defined(__clang__)
   typedef std::conditional_t<sizeof(T) == 4, int32_t, int64_t> I;
   typedef I IV __attribute__((vector_size(32)));
@@ -64,7 +59,7 @@ LUCID_ATTN_INLINE void vbroadcast(typename Vec<T>::type& v, T x) {
 #endif
 }
 template <class T>
-LUCID_ATTN_INLINE void vstore(T* p, const typename Vec<T>::type& v) {
+LUCID_ALWAYS_INLINE void vstore(T* p, const typename Vec<T>::type& v) {
   std::memcpy(p, &v, sizeof v);
 }
 
@@ -73,7 +68,7 @@ LUCID_ATTN_INLINE void vstore(T* p, const typename Vec<T>::type& v) {
 // stored (k x m) (element (i, p) at a[p * lda + i]). B is (k x n) with unit column stride and row
 // stride ldb.
 template <class T, bool TransA, int MR>
-LUCID_ATTN_INLINE void tile_full(int64_t kb, int64_t ke, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+LUCID_ALWAYS_INLINE void tile_full(int64_t kb, int64_t ke, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
                                  int64_t ldc, bool acc) {
   using V = typename Vec<T>::type;
   constexpr int W = Vec<T>::width;
@@ -100,7 +95,7 @@ LUCID_ATTN_INLINE void tile_full(int64_t kb, int64_t ke, const T* a, int64_t lda
 
 // The ragged edge: mr <= MR rows, nb <= NB columns.
 template <class T, bool TransA, int NB>
-LUCID_ATTN_INLINE void tile_edge(int64_t kb, int64_t ke, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+LUCID_ALWAYS_INLINE void tile_edge(int64_t kb, int64_t ke, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
                                  int64_t ldc, bool acc, int64_t mr, int64_t nb) {
   for (int64_t i = 0; i < mr; ++i) {
     T r[NB];
@@ -125,7 +120,7 @@ enum class Tri { None, Cols, KUpper, KLower };
 // C (m x n, ldc) = (acc ? C : 0) + op(A) B; column panels of B outside, so each panel is reused
 // by every row tile while it sits in L1.
 template <class T, bool TransA, Tri tri = Tri::None>
-LUCID_ATTN_INLINE void mm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+LUCID_ALWAYS_INLINE void mm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
                           int64_t ldc, bool acc, int64_t diag = 0) {
   constexpr int MR = 4, NB = 2 * Vec<T>::width;  // 8 accumulators of 256 bits
   auto a_at = [&](int64_t i) { return TransA ? a + i : a + i * lda; };
@@ -149,7 +144,7 @@ LUCID_ATTN_INLINE void mm(int64_t m, int64_t n, int64_t k, const T* a, int64_t l
 // In 8 x 8 tiles: one row at a time would store with a stride of a whole row (cache-line and
 // 4K-aliasing traffic that cost as much as a product).
 template <class T>
-LUCID_ATTN_INLINE void transpose(const T* src, int64_t ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld) {
+LUCID_ALWAYS_INLINE void transpose(const T* src, int64_t ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld) {
   constexpr int64_t B = 8;
   for (int64_t r0 = 0; r0 < rows; r0 += B)
     for (int64_t c0 = 0; c0 < cols; c0 += B) {
@@ -164,7 +159,7 @@ inline int64_t row_keys(bool causal, int64_t i, int64_t kmax) { return causal ? 
 
 // s[j] = scale * s[j] + mask[j] over j < n (the raw dot products are already in s).
 template <class T>
-LUCID_ATTN_INLINE void scale_mask_row(const AttnArgs<T>& a, int64_t h, int64_t i, T* s, int64_t n) {
+LUCID_ALWAYS_INLINE void scale_mask_row(const AttnArgs<T>& a, int64_t h, int64_t i, T* s, int64_t n) {
   const T sc = a.scale;
   if (a.mask) {
     const T* mr = a.mask + a.m_off[h] + i * a.m_ls;
@@ -180,7 +175,7 @@ LUCID_ATTN_INLINE void scale_mask_row(const AttnArgs<T>& a, int64_t h, int64_t i
 
 // Dropout on a probability row: p[j] *= keep[j] ? keep_scale : 0 (a multiply, so NaN stays NaN).
 template <class T>
-LUCID_ATTN_INLINE void drop_row(const AttnArgs<T>& a, int64_t h, int64_t i, const T* p, T* out, int64_t n) {
+LUCID_ALWAYS_INLINE void drop_row(const AttnArgs<T>& a, int64_t h, int64_t i, const T* p, T* out, int64_t n) {
   const bool* kr = a.keep + (h * a.L + i) * a.S;
   const T ks = a.keep_scale;
   for (int64_t j = 0; j < n; ++j) out[j] = p[j] * (kr[j] ? ks : T(0));
@@ -188,7 +183,7 @@ LUCID_ATTN_INLINE void drop_row(const AttnArgs<T>& a, int64_t h, int64_t i, cons
 
 // Forward of query rows [i0, i1) of head h. kt: k^T (E x S, ld S) of this head.
 template <class T>
-LUCID_ATTN_INLINE void forward_block_impl(const AttnArgs<T>& a, int64_t h, int64_t i0, int64_t i1, const T* kt, T* s,
+LUCID_ALWAYS_INLINE void forward_block_impl(const AttnArgs<T>& a, int64_t h, int64_t i0, int64_t i1, const T* kt, T* s,
                                           T* out, T* lse) {
   const int64_t rows = i1 - i0;
   const int64_t kmax = a.causal ? std::min(a.S, i1) : a.S;
@@ -232,7 +227,7 @@ LUCID_ATTN_INLINE void forward_block_impl(const AttnArgs<T>& a, int64_t h, int64
 // Backward of head h (the whole head: dk and dv accumulate over its query blocks).
 // Scratch: kt (E x S), vt (Ev x S), p / dp / pd (kBlockRows x S each).
 template <class T>
-LUCID_ATTN_INLINE void backward_head_impl(const AttnArgs<T>& a, int64_t h, const T* out, const T* lse, const T* gout,
+LUCID_ALWAYS_INLINE void backward_head_impl(const AttnArgs<T>& a, int64_t h, const T* out, const T* lse, const T* gout,
                                           const AttnGrads<T>& g, T* kt, T* vt, T* p, T* dp, T* pd) {
   const int64_t L = a.L, S = a.S, E = a.E, Ev = a.Ev;
   const T* k = a.k + a.k_off[h];
@@ -304,21 +299,21 @@ LUCID_ATTN_INLINE void backward_head_impl(const AttnArgs<T>& a, int64_t h, const
   }
 }
 
-// One instantiation per accumulation type, compiled twice (see LUCID_ATTN_CLONES).
-LUCID_ATTN_CLONES void forward_block(const AttnArgs<float>& a, int64_t h, int64_t i0, int64_t i1, const float* kt,
+// One instantiation per accumulation type, compiled twice (see LUCID_CLONES_AVX2_FMA).
+LUCID_CLONES_AVX2_FMA void forward_block(const AttnArgs<float>& a, int64_t h, int64_t i0, int64_t i1, const float* kt,
                                      float* s, float* out, float* lse) {
   forward_block_impl(a, h, i0, i1, kt, s, out, lse);
 }
-LUCID_ATTN_CLONES void forward_block(const AttnArgs<double>& a, int64_t h, int64_t i0, int64_t i1, const double* kt,
+LUCID_CLONES_AVX2_FMA void forward_block(const AttnArgs<double>& a, int64_t h, int64_t i0, int64_t i1, const double* kt,
                                      double* s, double* out, double* lse) {
   forward_block_impl(a, h, i0, i1, kt, s, out, lse);
 }
-LUCID_ATTN_CLONES void backward_head(const AttnArgs<float>& a, int64_t h, const float* out, const float* lse,
+LUCID_CLONES_AVX2_FMA void backward_head(const AttnArgs<float>& a, int64_t h, const float* out, const float* lse,
                                      const float* gout, const AttnGrads<float>& g, float* kt, float* vt, float* p,
                                      float* dp, float* pd) {
   backward_head_impl(a, h, out, lse, gout, g, kt, vt, p, dp, pd);
 }
-LUCID_ATTN_CLONES void backward_head(const AttnArgs<double>& a, int64_t h, const double* out, const double* lse,
+LUCID_CLONES_AVX2_FMA void backward_head(const AttnArgs<double>& a, int64_t h, const double* out, const double* lse,
                                      const double* gout, const AttnGrads<double>& g, double* kt, double* vt,
                                      double* p, double* dp, double* pd) {
   backward_head_impl(a, h, out, lse, gout, g, kt, vt, p, dp, pd);

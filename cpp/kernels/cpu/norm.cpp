@@ -12,7 +12,7 @@ namespace {
 template <class T, bool HasGain>
 struct RmsForwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const T* gamma, T* y, A* rstd, int64_t r0, int64_t r1, int64_t N,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const T* gamma, T* y, A* rstd, int64_t r0, int64_t r1, int64_t N,
                                int64_t k, A eps, bool stream) {
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * N;
@@ -31,7 +31,7 @@ struct RmsForwardRows {
 template <class T, bool HasGain>
 struct RmsBackwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const T* gamma, const T* go, const A* rstd, T* dx, A* dg, int64_t r0,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const T* gamma, const T* go, const A* rstd, T* dx, A* dg, int64_t r0,
                                int64_t r1, int64_t N, int64_t k, bool stream) {
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * N;
@@ -59,7 +59,7 @@ struct RmsBackwardRows {
 template <class T, bool HasW, bool HasB>
 struct LnForwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const T* w, const T* b, T* y, A* mean, A* rstd, int64_t r0,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const T* w, const T* b, T* y, A* mean, A* rstd, int64_t r0,
                                int64_t r1, int64_t N, A eps) {
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * N;
@@ -85,7 +85,7 @@ struct LnForwardRows {
 template <class T, bool HasW>
 struct LnBackwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const T* w, const T* go, const A* mean, const A* rstd, T* dx, A* dw,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const T* w, const T* go, const A* mean, const A* rstd, T* dx, A* dw,
                                A* db, int64_t r0, int64_t r1, int64_t N) {
     for (int64_t i = r0; i < r1; ++i) {
       const T* xr = x + i * N;
@@ -137,7 +137,7 @@ struct Runs {
 template <class T, bool HasGain>
 struct GroupForwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const Runs* runs, const int64_t* cnt, const T* gamma, T* y, A* rstd,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const Runs* runs, const int64_t* cnt, const T* gamma, T* y, A* rstd,
                                int64_t r0, int64_t r1, int64_t C, int64_t S, int64_t G, A eps, bool stream) {
     const int64_t R = runs->size();
     const int64_t* rb = runs->begin.data();
@@ -170,7 +170,7 @@ struct GroupForwardRows {
 template <class T, bool HasGain>
 struct GroupBackwardRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const Runs* runs, const int64_t* cnt, const T* gamma, const T* go,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const Runs* runs, const int64_t* cnt, const T* gamma, const T* go,
                                const A* rstd, T* dx, A* sgx, A* dg, int64_t r0, int64_t r1, int64_t C, int64_t S,
                                int64_t G) {
     const int64_t R = runs->size();

@@ -14,7 +14,7 @@ namespace {
 template <class T, bool HasGamma, bool HasU, bool HasV>
 struct RmsDoubleRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const T* gamma, const T* g, const A* rstd, const T* u, const T* v,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const T* gamma, const T* g, const A* rstd, const T* u, const T* v,
                                T* d_g, T* d_x, A* dg, int64_t r0, int64_t r1, int64_t N, int64_t k, bool stream) {
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t o = row * N;
@@ -77,7 +77,7 @@ void rms_double_dispatch(const T* x, const T* gamma, const T* g, const acc_t<T>*
 template <class T, bool HasGamma, bool HasU, bool HasV>
 struct GroupDoubleRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const int64_t* grp, const int64_t* cnt, const T* gamma, const T* g,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const int64_t* grp, const int64_t* cnt, const T* gamma, const T* g,
                                const A* rstd, const T* u, const T* v, T* d_g, T* d_x, A* sums, A* dg, int64_t r0,
                                int64_t r1, int64_t C, int64_t S, int64_t G) {
     A *gx = sums, *ux = sums + G, *ug = sums + 2 * G;
@@ -134,7 +134,7 @@ void group_double_dispatch(const T* x, const int64_t* grp, const int64_t* cnt, c
 template <class T, bool HasW, bool HasU, bool HasV>
 struct LnDoubleRows {
   using A = acc_t<T>;
-  LUCID_INLINE static void run(const T* x, const T* w, const T* g, const A* mean, const A* rstd, const T* u,
+  LUCID_ALWAYS_INLINE static void run(const T* x, const T* w, const T* g, const A* mean, const A* rstd, const T* u,
                                const T* v, const T* z, T* d_g, T* d_x, A* dw, int64_t r0, int64_t r1, int64_t N) {
     const A inv_n = A(1) / A(N);
     for (int64_t row = r0; row < r1; ++row) {

@@ -15,37 +15,14 @@
 
 #include "core/dtype.h"
 #include "core/threads.h"
+#include "kernels/cpu/cpu_features.h"
 
 namespace lucid::kernels {
 namespace {
 
-#define LUCID_INLINE inline __attribute__((always_inline))
-
 // ---- ISA dispatch -------------------------------------------------------------------------
-// The package is built for baseline x86-64. Each row body below is compiled twice, once as is
-// and once inside a target("avx2,fma") wrapper (the always_inline body takes the wrapper's
-// ISA), and the wrapper is picked at run time. Elsewhere only the baseline copy exists.
-#if defined(__x86_64__) || defined(__i386__)
-bool has_avx2_fma() {
-  static const bool v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return v;
-}
-template <class Body, class... Args>
-__attribute__((target("avx2,fma"))) void run_avx2(Args... a) {
-  Body::run(a...);
-}
-#endif
-template <class Body, class... Args>
-void run_base(Args... a) {
-  Body::run(a...);
-}
-template <class Body, class... Args>
-void run_best(Args... a) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (has_avx2_fma()) return run_avx2<Body>(a...);
-#endif
-  run_base<Body>(a...);
-}
+// Each row body below is compiled for baseline x86-64 and for AVX2+FMA (run_best, see
+// cpu_features.h); elsewhere only the baseline copy exists.
 
 // ---- threading ----------------------------------------------------------------------------
 constexpr int64_t kSerialWork = int64_t(1) << 16;  // elements: below this a parallel region costs more than it saves
@@ -89,7 +66,7 @@ void combine_chunks(const A* partial, A* out, int64_t chunks, int64_t n) {
 constexpr int kLanes = 32;
 
 template <class A>
-LUCID_INLINE A sum_lanes(const A* acc) {
+LUCID_ALWAYS_INLINE A sum_lanes(const A* acc) {
   A s = 0;
   for (int l = 0; l < kLanes; ++l) s += acc[l];
   return s;
@@ -101,7 +78,7 @@ constexpr int64_t kFold = int64_t(kLanes) * 64;
 
 // sum_j f(j) for j in [0, n), f returning A.
 template <class A, class F>
-LUCID_INLINE A reduce_row(int64_t n, F f) {
+LUCID_ALWAYS_INLINE A reduce_row(int64_t n, F f) {
   double total = 0;
   int64_t j = 0;
   while (j < n) {
@@ -117,7 +94,7 @@ LUCID_INLINE A reduce_row(int64_t n, F f) {
 
 // Two sums in one pass over the row.
 template <class A, class F>
-LUCID_INLINE void reduce_row2(int64_t n, F f, A& s0, A& s1) {
+LUCID_ALWAYS_INLINE void reduce_row2(int64_t n, F f, A& s0, A& s1) {
   double t0 = 0, t1 = 0;
   int64_t j = 0;
   while (j < n) {
@@ -134,7 +111,7 @@ LUCID_INLINE void reduce_row2(int64_t n, F f, A& s0, A& s1) {
 }
 
 template <class T, bool HasGain>
-LUCID_INLINE acc_t<T> gain(const T* g, int64_t j) {
+LUCID_ALWAYS_INLINE acc_t<T> gain(const T* g, int64_t j) {
   if constexpr (HasGain) return acc_t<T>(g[j]);
   else return acc_t<T>(1);
 }
@@ -143,10 +120,7 @@ LUCID_INLINE acc_t<T> gain(const T* g, int64_t j) {
 // the destination line into cache (read-for-ownership), so writing y would cost a third memory
 // stream on top of reading x and writing y. Only worth it when the output is far larger than
 // the cache (the next op would not find it there anyway); float and double only.
-#ifndef LUCID_NORM_STREAM_BYTES  // a compile-time knob for benchmarking the two store kinds
-#define LUCID_NORM_STREAM_BYTES (int64_t(16) << 20)
-#endif
-constexpr int64_t kStreamBytes = LUCID_NORM_STREAM_BYTES;
+constexpr int64_t kStreamBytes = int64_t(16) << 20;
 template <class T>
 bool use_stream(int64_t n) {
   return (std::is_same_v<T, float> || std::is_same_v<T, double>) && n * int64_t(sizeof(T)) >= kStreamBytes;
@@ -155,7 +129,7 @@ bool use_stream(int64_t n) {
 // dst[j] = T(f(j)) for j in [0, n). Streaming computes blocks into an L1-resident buffer with
 // the plain (vectorised) loop, then copies each block out with 16-byte streaming stores.
 template <class T, class F>
-LUCID_INLINE void write_row(T* dst, int64_t n, bool stream, F f) {
+LUCID_ALWAYS_INLINE void write_row(T* dst, int64_t n, bool stream, F f) {
 #if defined(__SSE2__)
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (stream) {

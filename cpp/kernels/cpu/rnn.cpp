@@ -2,30 +2,24 @@
 
 #include <cmath>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/vmath.h"
 
 namespace lucid::kernels {
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define LUCID_RNN_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define LUCID_RNN_CLONES
-#endif
-#define LUCID_RNN_INLINE inline __attribute__((always_inline))
-
 namespace {
 // float: the branch-free vmath forms, which GCC vectorises (std::exp/tanh are scalar calls and
 // would dominate a step); double: the library functions.
-LUCID_RNN_INLINE float sigmoid(float v) { return sigmoid_f32(v); }
+LUCID_ALWAYS_INLINE float sigmoid(float v) { return sigmoid_f32(v); }
 inline double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
-LUCID_RNN_INLINE float tanh_(float v) { return tanh_f32(v); }
+LUCID_ALWAYS_INLINE float tanh_(float v) { return tanh_f32(v); }
 inline double tanh_(double v) { return std::tanh(v); }
 }  // namespace
 
 // One batch row; restrict-qualified so GCC vectorises the loop (the gate blocks, the states and
 // h never overlap).
 template <class T>
-LUCID_RNN_INLINE void lstm_row_forward(T* __restrict gi, T* __restrict gf, T* __restrict gg, T* __restrict go,
+LUCID_ALWAYS_INLINE void lstm_row_forward(T* __restrict gi, T* __restrict gf, T* __restrict gg, T* __restrict go,
                              const T* __restrict cp, T* __restrict cb, T* __restrict hb, int64_t H) {
 #pragma GCC ivdep
   for (int64_t j = 0; j < H; ++j) {
@@ -38,7 +32,7 @@ LUCID_RNN_INLINE void lstm_row_forward(T* __restrict gi, T* __restrict gf, T* __
 }
 
 template <class T>
-LUCID_RNN_INLINE void lstm_step_forward_impl(T* gates, const T* c_prev, T* c, T* h, int64_t B, int64_t H, int64_t ldh) {
+LUCID_ALWAYS_INLINE void lstm_step_forward_impl(T* gates, const T* c_prev, T* c, T* h, int64_t B, int64_t H, int64_t ldh) {
   for (int64_t b = 0; b < B; ++b) {
     T* gi = gates + b * 4 * H;
     lstm_row_forward(gi, gi + H, gi + 2 * H, gi + 3 * H, c_prev + b * H, c + b * H, h + b * ldh, H);
@@ -46,7 +40,7 @@ LUCID_RNN_INLINE void lstm_step_forward_impl(T* gates, const T* c_prev, T* c, T*
 }
 
 template <class T>
-LUCID_RNN_INLINE void lstm_row_backward(const T* __restrict gi, const T* __restrict gf, const T* __restrict gg,
+LUCID_ALWAYS_INLINE void lstm_row_backward(const T* __restrict gi, const T* __restrict gf, const T* __restrict gg,
                               const T* __restrict go, const T* __restrict cp, const T* __restrict cb,
                               const T* __restrict dhb, T* __restrict dcb, T* __restrict di, T* __restrict df,
                               T* __restrict dg, T* __restrict dout, int64_t H) {
@@ -64,7 +58,7 @@ LUCID_RNN_INLINE void lstm_row_backward(const T* __restrict gi, const T* __restr
 }
 
 template <class T>
-LUCID_RNN_INLINE void lstm_step_backward_impl(const T* gates, const T* c_prev, const T* c, const T* dh, T* dc, T* dgates, int64_t B,
+LUCID_ALWAYS_INLINE void lstm_step_backward_impl(const T* gates, const T* c_prev, const T* c, const T* dh, T* dc, T* dgates, int64_t B,
                         int64_t H) {
   for (int64_t b = 0; b < B; ++b) {
     const T* gi = gates + b * 4 * H;
@@ -75,7 +69,7 @@ LUCID_RNN_INLINE void lstm_step_backward_impl(const T* gates, const T* c_prev, c
 }
 
 template <class T>
-LUCID_RNN_INLINE void gru_row_forward(T* __restrict gr, T* __restrict gz, T* __restrict gn, const T* __restrict hr,
+LUCID_ALWAYS_INLINE void gru_row_forward(T* __restrict gr, T* __restrict gz, T* __restrict gn, const T* __restrict hr,
                             const T* __restrict hz, const T* __restrict hn, const T* __restrict hp,
                             T* __restrict hno, T* __restrict hb, int64_t H) {
 #pragma GCC ivdep
@@ -89,7 +83,7 @@ LUCID_RNN_INLINE void gru_row_forward(T* __restrict gr, T* __restrict gz, T* __r
 }
 
 template <class T>
-LUCID_RNN_INLINE void gru_step_forward_impl(T* gates, const T* hw, const T* h_prev, T* hn_out, T* h, int64_t B, int64_t H) {
+LUCID_ALWAYS_INLINE void gru_step_forward_impl(T* gates, const T* hw, const T* h_prev, T* hn_out, T* h, int64_t B, int64_t H) {
   for (int64_t b = 0; b < B; ++b) {
     T* gr = gates + b * 3 * H;
     const T* hr = hw + b * 3 * H;
@@ -98,7 +92,7 @@ LUCID_RNN_INLINE void gru_step_forward_impl(T* gates, const T* hw, const T* h_pr
 }
 
 template <class T>
-LUCID_RNN_INLINE void gru_step_backward_impl(const T* gates, const T* hn, const T* h_prev, const T* dh, T* dgx, T* dgh, T* dh_prev,
+LUCID_ALWAYS_INLINE void gru_step_backward_impl(const T* gates, const T* hn, const T* h_prev, const T* dh, T* dgx, T* dgh, T* dh_prev,
                        int64_t B, int64_t H) {
   for (int64_t b = 0; b < B; ++b) {
     const T* gr = gates + b * 3 * H;
@@ -124,7 +118,7 @@ LUCID_RNN_INLINE void gru_step_backward_impl(const T* gates, const T* hn, const 
 }
 
 template <class T>
-LUCID_RNN_INLINE void rnn_step_forward_impl(const T* a, T* h, int64_t B, int64_t H, bool relu) {
+LUCID_ALWAYS_INLINE void rnn_step_forward_impl(const T* a, T* h, int64_t B, int64_t H, bool relu) {
   const int64_t n = B * H;
   if (relu)
     for (int64_t j = 0; j < n; ++j) h[j] = a[j] > T(0) ? a[j] : T(0);
@@ -133,7 +127,7 @@ LUCID_RNN_INLINE void rnn_step_forward_impl(const T* a, T* h, int64_t B, int64_t
 }
 
 template <class T>
-LUCID_RNN_INLINE void rnn_step_backward_impl(const T* h, const T* dh, T* da, int64_t B, int64_t H, bool relu) {
+LUCID_ALWAYS_INLINE void rnn_step_backward_impl(const T* h, const T* dh, T* da, int64_t B, int64_t H, bool relu) {
   const int64_t n = B * H;
   if (relu)
     for (int64_t j = 0; j < n; ++j) da[j] = h[j] > T(0) ? dh[j] : T(0);
@@ -142,14 +136,14 @@ LUCID_RNN_INLINE void rnn_step_backward_impl(const T* h, const T* dh, T* da, int
 }
 
 // Each step kernel: one definition for both types; the float one is compiled for AVX-512, for
-// AVX2 + FMA and for baseline x86-64 and picked at load time (LUCID_RNN_CLONES), since the gate
+// AVX2 + FMA and for baseline x86-64 and picked at load time (LUCID_CLONES_AVX512), since the gate
 // nonlinearities are a third of an LSTM step.
 template <class T>
 void lstm_step_forward(T* gates, const T* c_prev, T* c, T* h, int64_t B, int64_t H, int64_t ldh) {
   lstm_step_forward_impl(gates, c_prev, c, h, B, H, ldh);
 }
 template <>
-LUCID_RNN_CLONES void lstm_step_forward<float>(float* gates, const float* c_prev, float* c, float* h, int64_t B, int64_t H, int64_t ldh) {
+LUCID_CLONES_AVX512 void lstm_step_forward<float>(float* gates, const float* c_prev, float* c, float* h, int64_t B, int64_t H, int64_t ldh) {
   lstm_step_forward_impl(gates, c_prev, c, h, B, H, ldh);
 }
 template void lstm_step_forward<double>(double*, const double*, double*, double*, int64_t, int64_t, int64_t);
@@ -159,7 +153,7 @@ void lstm_step_backward(const T* gates, const T* c_prev, const T* c, const T* dh
   lstm_step_backward_impl(gates, c_prev, c, dh, dc, dgates, B, H);
 }
 template <>
-LUCID_RNN_CLONES void lstm_step_backward<float>(const float* gates, const float* c_prev, const float* c, const float* dh, float* dc, float* dgates, int64_t B,
+LUCID_CLONES_AVX512 void lstm_step_backward<float>(const float* gates, const float* c_prev, const float* c, const float* dh, float* dc, float* dgates, int64_t B,
                         int64_t H) {
   lstm_step_backward_impl(gates, c_prev, c, dh, dc, dgates, B, H);
 }
@@ -169,7 +163,7 @@ void gru_step_forward(T* gates, const T* hw, const T* h_prev, T* hn_out, T* h, i
   gru_step_forward_impl(gates, hw, h_prev, hn_out, h, B, H);
 }
 template <>
-LUCID_RNN_CLONES void gru_step_forward<float>(float* gates, const float* hw, const float* h_prev, float* hn_out, float* h, int64_t B, int64_t H) {
+LUCID_CLONES_AVX512 void gru_step_forward<float>(float* gates, const float* hw, const float* h_prev, float* hn_out, float* h, int64_t B, int64_t H) {
   gru_step_forward_impl(gates, hw, h_prev, hn_out, h, B, H);
 }
 template void gru_step_forward<double>(double*, const double*, const double*, double*, double*, int64_t, int64_t);
@@ -179,7 +173,7 @@ void gru_step_backward(const T* gates, const T* hn, const T* h_prev, const T* dh
   gru_step_backward_impl(gates, hn, h_prev, dh, dgx, dgh, dh_prev, B, H);
 }
 template <>
-LUCID_RNN_CLONES void gru_step_backward<float>(const float* gates, const float* hn, const float* h_prev, const float* dh, float* dgx, float* dgh, float* dh_prev,
+LUCID_CLONES_AVX512 void gru_step_backward<float>(const float* gates, const float* hn, const float* h_prev, const float* dh, float* dgx, float* dgh, float* dh_prev,
                        int64_t B, int64_t H) {
   gru_step_backward_impl(gates, hn, h_prev, dh, dgx, dgh, dh_prev, B, H);
 }
@@ -189,7 +183,7 @@ void rnn_step_forward(const T* a, T* h, int64_t B, int64_t H, bool relu) {
   rnn_step_forward_impl(a, h, B, H, relu);
 }
 template <>
-LUCID_RNN_CLONES void rnn_step_forward<float>(const float* a, float* h, int64_t B, int64_t H, bool relu) {
+LUCID_CLONES_AVX512 void rnn_step_forward<float>(const float* a, float* h, int64_t B, int64_t H, bool relu) {
   rnn_step_forward_impl(a, h, B, H, relu);
 }
 template void rnn_step_forward<double>(const double*, double*, int64_t, int64_t, bool);
@@ -198,7 +192,7 @@ void rnn_step_backward(const T* h, const T* dh, T* da, int64_t B, int64_t H, boo
   rnn_step_backward_impl(h, dh, da, B, H, relu);
 }
 template <>
-LUCID_RNN_CLONES void rnn_step_backward<float>(const float* h, const float* dh, float* da, int64_t B, int64_t H, bool relu) {
+LUCID_CLONES_AVX512 void rnn_step_backward<float>(const float* h, const float* dh, float* da, int64_t B, int64_t H, bool relu) {
   rnn_step_backward_impl(h, dh, da, B, H, relu);
 }
 template void rnn_step_backward<double>(const double*, const double*, double*, int64_t, int64_t, bool);

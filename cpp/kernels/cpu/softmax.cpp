@@ -13,18 +13,13 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
 
 namespace lucid::kernels {
 
 // The float row primitives are compiled for AVX2 and for baseline x86-64; the loader picks one
-// (the wheel must run on any x86-64, see CMakeLists.txt).
-#if defined(__x86_64__) && defined(__GNUC__)
-#define LUCID_ROW_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define LUCID_ROW_CLONES
-#endif
-#define LUCID_ROW_INLINE inline __attribute__((always_inline))
+// (cpu_features.h).
 
 namespace {
 
@@ -35,7 +30,7 @@ namespace {
 constexpr int64_t kSimdMin = 32;
 
 template <class A>
-LUCID_ROW_INLINE A max_impl(const A* x, int64_t n) {
+LUCID_ALWAYS_INLINE A max_impl(const A* x, int64_t n) {
   A m = -std::numeric_limits<A>::infinity();
   if (n < kSimdMin) {
     for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
@@ -48,7 +43,7 @@ LUCID_ROW_INLINE A max_impl(const A* x, int64_t n) {
 
 // sum_i exp(x[i] - m), optionally storing each term in e.
 template <class A, bool Store>
-LUCID_ROW_INLINE A sum_exp_impl(const A* x, int64_t n, A m, A* e) {
+LUCID_ALWAYS_INLINE A sum_exp_impl(const A* x, int64_t n, A m, A* e) {
   A s = 0;
   if (n < kSimdMin) {
     for (int64_t i = 0; i < n; ++i) {
@@ -69,7 +64,7 @@ LUCID_ROW_INLINE A sum_exp_impl(const A* x, int64_t n, A m, A* e) {
 
 // sum_i a[i] * (b ? b[i] : 1)
 template <class A>
-LUCID_ROW_INLINE A dot_impl(const A* a, const A* b, int64_t n) {
+LUCID_ALWAYS_INLINE A dot_impl(const A* a, const A* b, int64_t n) {
   A s = 0;
   if (n < kSimdMin) {
     for (int64_t i = 0; i < n; ++i) s += b ? a[i] * b[i] : a[i];
@@ -86,13 +81,13 @@ LUCID_ROW_INLINE A dot_impl(const A* a, const A* b, int64_t n) {
 }
 
 template <class A>
-LUCID_ROW_INLINE A lse_impl(const A* x, int64_t n) {
+LUCID_ALWAYS_INLINE A lse_impl(const A* x, int64_t n) {
   const A m = max_impl(x, n);
   return m + std::log(sum_exp_impl<A, false>(x, n, m, nullptr));
 }
 
 template <class A>
-LUCID_ROW_INLINE void scaled_exp_impl(const A* x, int64_t n, A shift, A scale, A* out) {
+LUCID_ALWAYS_INLINE void scaled_exp_impl(const A* x, int64_t n, A shift, A scale, A* out) {
   if (n < kSimdMin) {
     for (int64_t i = 0; i < n; ++i) out[i] = scale * std::exp(x[i] - shift);
     return;
@@ -102,7 +97,7 @@ LUCID_ROW_INLINE void scaled_exp_impl(const A* x, int64_t n, A shift, A scale, A
 }
 
 template <class A>
-LUCID_ROW_INLINE void softmax_row_impl(const A* x, A* y, int64_t n, bool log) {
+LUCID_ALWAYS_INLINE void softmax_row_impl(const A* x, A* y, int64_t n, bool log) {
   // NOTE: a NaN may be skipped by the max but then makes the sum NaN, so the whole row is NaN;
   // a row of all -inf gives (-inf) - (-inf) = NaN, as PyTorch.
   const A m = max_impl(x, n);
@@ -119,7 +114,7 @@ LUCID_ROW_INLINE void softmax_row_impl(const A* x, A* y, int64_t n, bool log) {
 }
 
 template <class A>
-LUCID_ROW_INLINE void softmax_row_backward_impl(const A* y, const A* g, A* gx, int64_t n, bool log) {
+LUCID_ALWAYS_INLINE void softmax_row_backward_impl(const A* y, const A* g, A* gx, int64_t n, bool log) {
   if (log) {
     const A s = dot_impl<A>(g, nullptr, n);
     if (n < kSimdMin) {
@@ -137,7 +132,7 @@ LUCID_ROW_INLINE void softmax_row_backward_impl(const A* y, const A* g, A* gx, i
 
 // One row of softmax_double_backward (formulas in softmax.h).
 template <class A>
-LUCID_ROW_INLINE void softmax_row_double_impl(const A* y, const A* g, const A* u, A* dg, A* dy, int64_t n,
+LUCID_ALWAYS_INLINE void softmax_row_double_impl(const A* y, const A* g, const A* u, A* dg, A* dy, int64_t n,
                                               bool log) {
   A s1 = 0, s2 = 0;
   if (log) {
@@ -172,7 +167,7 @@ LUCID_ROW_INLINE void softmax_row_double_impl(const A* y, const A* g, const A* u
 }
 
 template <class A>
-LUCID_ROW_INLINE A exp_dot_impl(const A* x, const A* u, int64_t n, A shift) {
+LUCID_ALWAYS_INLINE A exp_dot_impl(const A* x, const A* u, int64_t n, A shift) {
   A s = 0;
 #pragma omp simd reduction(+ : s)
   for (int64_t i = 0; i < n; ++i) s += u[i] * exp_acc(x[i] - shift);
@@ -180,31 +175,31 @@ LUCID_ROW_INLINE A exp_dot_impl(const A* x, const A* u, int64_t n, A shift) {
 }
 
 template <class A>
-LUCID_ROW_INLINE void exp_mul_impl(const A* x, const A* u, int64_t n, A shift, A scale, A sub, A* out) {
+LUCID_ALWAYS_INLINE void exp_mul_impl(const A* x, const A* u, int64_t n, A shift, A scale, A sub, A* out) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) out[i] = scale * exp_acc(x[i] - shift) * (u[i] - sub);
 }
 
 }  // namespace
 
-LUCID_ROW_CLONES float logsumexp_row(const float* x, int64_t n) { return lse_impl(x, n); }
+LUCID_CLONES_AVX2 float logsumexp_row(const float* x, int64_t n) { return lse_impl(x, n); }
 double logsumexp_row(const double* x, int64_t n) { return lse_impl(x, n); }
-LUCID_ROW_CLONES void scaled_exp_row(const float* x, int64_t n, float shift, float scale, float* out) {
+LUCID_CLONES_AVX2 void scaled_exp_row(const float* x, int64_t n, float shift, float scale, float* out) {
   scaled_exp_impl(x, n, shift, scale, out);
 }
 void scaled_exp_row(const double* x, int64_t n, double shift, double scale, double* out) {
   scaled_exp_impl(x, n, shift, scale, out);
 }
-LUCID_ROW_CLONES void softmax_row(const float* x, float* y, int64_t n, bool log) { softmax_row_impl(x, y, n, log); }
+LUCID_CLONES_AVX2 void softmax_row(const float* x, float* y, int64_t n, bool log) { softmax_row_impl(x, y, n, log); }
 void softmax_row(const double* x, double* y, int64_t n, bool log) { softmax_row_impl(x, y, n, log); }
-LUCID_ROW_CLONES void softmax_row_backward(const float* y, const float* gy, float* gx, int64_t n, bool log) {
+LUCID_CLONES_AVX2 void softmax_row_backward(const float* y, const float* gy, float* gx, int64_t n, bool log) {
   softmax_row_backward_impl(y, gy, gx, n, log);
 }
 void softmax_row_backward(const double* y, const double* gy, double* gx, int64_t n, bool log) {
   softmax_row_backward_impl(y, gy, gx, n, log);
 }
 
-LUCID_ROW_CLONES void softmax_row_double_backward(const float* y, const float* g, const float* u, float* dg,
+LUCID_CLONES_AVX2 void softmax_row_double_backward(const float* y, const float* g, const float* u, float* dg,
                                                   float* dy, int64_t n, bool log) {
   softmax_row_double_impl(y, g, u, dg, dy, n, log);
 }
@@ -212,11 +207,11 @@ void softmax_row_double_backward(const double* y, const double* g, const double*
                                  int64_t n, bool log) {
   softmax_row_double_impl(y, g, u, dg, dy, n, log);
 }
-LUCID_ROW_CLONES float exp_dot_row(const float* x, const float* u, int64_t n, float shift) {
+LUCID_CLONES_AVX2 float exp_dot_row(const float* x, const float* u, int64_t n, float shift) {
   return exp_dot_impl(x, u, n, shift);
 }
 double exp_dot_row(const double* x, const double* u, int64_t n, double shift) { return exp_dot_impl(x, u, n, shift); }
-LUCID_ROW_CLONES void exp_mul_row(const float* x, const float* u, int64_t n, float shift, float scale, float sub,
+LUCID_CLONES_AVX2 void exp_mul_row(const float* x, const float* u, int64_t n, float shift, float scale, float sub,
                                   float* out) {
   exp_mul_impl(x, u, n, shift, scale, sub, out);
 }

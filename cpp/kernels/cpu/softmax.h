@@ -17,6 +17,7 @@
 
 #include "core/threads.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/vmath.h"
 
 namespace lucid::kernels {
 
@@ -54,13 +55,7 @@ inline float exp_vec(float x) {
   xc = xc < hi ? xc : hi;
   const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
   const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
+  const float p = exp_poly_f32(r) * r * r + r + 1.0f;
   const uint32_t bits = uint32_t(int32_t(n) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);

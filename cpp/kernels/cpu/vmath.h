@@ -36,6 +36,17 @@ inline double select_f64(bool cond, double a, double b) {
   return d;
 }
 
+// Cephes' expf minimax polynomial on [-ln2/2, ln2/2]: exp(r) = 1 + r + r^2 p(r); returns p(r).
+inline float exp_poly_f32(float r) {
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  return p;
+}
+
 namespace vmath_detail {
 
 // exp(x + lo) with lo small (|lo| < 0.2) added after the argument reduction, where it is not
@@ -51,14 +62,7 @@ inline float exp_core(float x, float lo) {
   float r = x - nf * 0.693359375f;  // ln 2 in two parts so that nf * hi is exact
   r = r - nf * -2.12194440e-4f;
   if constexpr (kLo) r = r + lo;
-  // Cephes expf minimax polynomial on [-ln2/2, ln2/2].
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float y = p * (r * r) + r + 1.0f;
+  const float y = exp_poly_f32(r) * (r * r) + r + 1.0f;
   // 2^n as two factors, so n down to -150 (subnormal results) stays in range of each factor.
   const int32_t n1 = n >> 1, n2 = n - n1;
   const uint32_t eb = f32_to_bits(y * bits_to_f32(uint32_t(n1 + 127) << 23) * bits_to_f32(uint32_t(n2 + 127) << 23));

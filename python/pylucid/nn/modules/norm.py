@@ -11,12 +11,9 @@ from ..parameter import Parameter
 __all__ = ["GroupRMSNorm", "LayerNorm", "RMSNorm"]
 
 
-def _ones(shape):
-    return _C._full(tuple(shape), 1.0, _C.dtype.float32)
-
-
-def _zeros(shape):
-    return _C._full(tuple(shape), 0.0, _C.dtype.float32)
+def _filled(shape, value):
+    """A float32 Parameter of ``shape`` holding ``value`` everywhere (gains 1, biases 0)."""
+    return Parameter(_C._full(tuple(shape), value, _C.dtype.float32))
 
 
 class RMSNorm(Module):
@@ -78,7 +75,7 @@ class RMSNorm(Module):
         self.normalized_shape = tuple(shape)
         self.eps = float(eps)
         self.partial_ratio = float(partial_ratio)
-        self.weight = Parameter(_ones(self.normalized_shape))
+        self.weight = _filled(self.normalized_shape, 1.0)
 
     @property
     def k(self):
@@ -151,7 +148,7 @@ class GroupRMSNorm(Module):
         self.register_buffer("n_channels", counts)
         self.eps = float(eps)
         if affine:
-            self.gamma = Parameter(_ones((counts.shape[0],)))
+            self.gamma = _filled((counts.shape[0],), 1.0)
         else:
             self.register_parameter("gamma", None)
 
@@ -201,9 +198,9 @@ class LayerNorm(Module):
         self.eps = float(eps)
         self.elementwise_affine = bool(elementwise_affine)
         if elementwise_affine:
-            self.weight = Parameter(_ones(self.normalized_shape))
+            self.weight = _filled(self.normalized_shape, 1.0)
             if bias:
-                self.bias = Parameter(_zeros(self.normalized_shape))
+                self.bias = _filled(self.normalized_shape, 0.0)
             else:
                 self.register_parameter("bias", None)
         else:

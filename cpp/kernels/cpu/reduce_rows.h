@@ -1,0 +1,18 @@
+// Float32 row reductions over contiguous rows, the fast paths of sum/mean and argmax/argmin:
+// each row body is compiled for baseline x86-64 and for AVX2 (cpu_features.h), and the rows (or,
+// for a few long rows, spans of one row) are shared among threads. Results depend on the
+// thread count only.
+#pragma once
+#include <cstdint>
+
+namespace lucid::kernels {
+
+// out[r] = (sum of row r in double) / div, for rows of n elements.
+void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double div);
+
+// idx[r] = index of the first maximum (IsMax) or minimum of row r (NaN wins, as PyTorch); with
+// vals non-null, vals[r] = that element. n >= 1.
+template <bool IsMax>
+void arg_rows_f32(const float* x, int64_t rows, int64_t n, int64_t* idx, float* vals);
+
+}  // namespace lucid::kernels
