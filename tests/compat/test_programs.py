@@ -60,6 +60,12 @@ CASES = [
     ("training_loop", 1e-4, 1e-5),
     ("autograd_check", 1e-9, 1e-12),
     ("tiny_gpt", 1e-4, 1e-5),
+    ("blitz_cnn", 1e-3, 1e-4),
+    ("char_rnn", 1e-3, 1e-5),
+    ("small_gpt", 1e-3, 1e-5),
+    ("autoencoder", 1e-3, 1e-5),
+    ("seq2seq_gru", 1e-3, 1e-5),
+    ("logistic_regression", 1e-4, 1e-5),
 ]
 
 
