@@ -66,6 +66,9 @@ CASES = [
     ("autoencoder", 1e-3, 1e-5),
     ("seq2seq_gru", 1e-3, 1e-5),
     ("logistic_regression", 1e-4, 1e-5),
+    ("autograd_higher", 1e-9, 1e-12),
+    ("data_schedules", 1e-4, 1e-5),
+    ("checkpoint_resume", 1e-4, 1e-5),
 ]
 
 
