@@ -28,6 +28,7 @@ ALIASES = {
     "torch.nn.functional": "nn.functional",
     "torch.nn.init": "nn.init",
     "torch.nn.utils": "nn.utils",
+    "torch.nn.utils.rnn": "nn.utils.rnn",
     "torch.nn.parameter": "nn.parameter",
     "torch.optim": "optim",
     "torch.optim.lr_scheduler": "optim.lr_scheduler",

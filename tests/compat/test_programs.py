@@ -69,6 +69,7 @@ CASES = [
     ("autograd_higher", 1e-9, 1e-12),
     ("data_schedules", 1e-4, 1e-5),
     ("checkpoint_resume", 1e-4, 1e-5),
+    ("packed_sequences", 1e-3, 1e-5),
 ]
 
 
@@ -92,6 +93,7 @@ def test_alias_maps_the_module_paths_scripts_import():
             "import torch, torch.nn as nn, torch.nn.functional as F, torch.optim as optim\n"
             "from torch.utils.data import DataLoader, TensorDataset\n"
             "from torch.optim.lr_scheduler import StepLR\n"
+            "from torch.nn.utils.rnn import pack_padded_sequence\n"
             "import pylucid\n"
             "assert torch is pylucid and F is pylucid.nn.functional and optim is pylucid.optim\n"
             "assert DataLoader is pylucid.utils.data.DataLoader and StepLR is pylucid.optim.lr_scheduler.StepLR\n"

@@ -1,4 +1,6 @@
-"""nn utilities: gradient clipping and parameter/vector conversion."""
+"""nn utilities: gradient clipping, parameter/vector conversion and (``rnn``) variable-length
+sequences for the recurrent layers."""
+from . import rnn
 from .clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
