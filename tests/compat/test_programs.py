@@ -70,6 +70,8 @@ CASES = [
     ("data_schedules", 1e-4, 1e-5),
     ("checkpoint_resume", 1e-4, 1e-5),
     ("packed_sequences", 1e-3, 1e-5),
+    ("indexing_tricks", 1e-6, 1e-7),
+    ("weight_init", 1e-6, 1e-7),
 ]
 
 
