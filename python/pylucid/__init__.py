@@ -50,6 +50,8 @@ from .amp import autocast  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 from . import autograd, backends, cuda, linalg, nn, ops, optim, testing  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
+from .linalg import det, logdet, slogdet  # noqa: E402,F401
+from .linalg import inv as inverse  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
 from . import _index_ext, _math, _math_ext, _out, _shape, _tensor  # noqa: E402
 

@@ -72,6 +72,7 @@ CASES = [
     ("packed_sequences", 1e-3, 1e-5),
     ("indexing_tricks", 1e-6, 1e-7),
     ("weight_init", 1e-6, 1e-7),
+    ("layers_misc", 1e-4, 1e-5),
 ]
 
 
