@@ -239,3 +239,16 @@ def test_weight_norm_both_forms_equal_torch():
     for k in ("original0", "original1"):
         np.testing.assert_allclose(_np(getattr(p.parametrizations.weight, k).grad),
                                    getattr(t.parametrizations.weight, k).grad.numpy(), rtol=1e-10)
+
+
+def test_solve_broadcasts_batches_with_gradients():
+    """A single matrix against a batch of right-hand sides (and the reverse): gradients summed back
+    over the broadcast batch dims."""
+    A = _t(RNG.standard_normal((3, 3)) + 3 * np.eye(3), True)
+    B = _t(RNG.standard_normal((4, 3, 2)), True)
+    assert gradcheck(pylucid.linalg.solve, [A, B])
+    A2 = _t(RNG.standard_normal((2, 1, 3, 3)) + 3 * np.eye(3), True)
+    B2 = _t(RNG.standard_normal((5, 3, 1)), True)
+    assert gradcheck(pylucid.linalg.solve, [A2, B2])
+    with pytest.raises(RuntimeError, match="singular"):
+        pylucid.linalg.solve(pylucid.zeros(2, 2), pylucid.ones(2))

@@ -2,7 +2,10 @@
 from __future__ import annotations
 import collections.abc
 import numpy
+import pylucid._index_ext
+import pylucid._math
 import pylucid._math_ext
+import pylucid.linalg
 import builtins
 import typing
 class LucidError(RuntimeError):
@@ -294,6 +297,10 @@ class Tensor:
             [[4.0, 4.0], [4.0, 4.0]]
             
         """
+    def addmm_(self, *args, **kwargs):
+        """
+        In-place addmm: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def allclose(self, *args, **kwargs):
         """
         True when :func:`pylucid.isclose` holds everywhere (a Python bool).
@@ -438,6 +445,10 @@ class Tensor:
             [[[3.0]], [[3.0]]]
             
         """
+    def baddbmm_(self, *args, **kwargs):
+        """
+        In-place baddbmm: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def bernoulli(self, p: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
         """
         0/1 samples, 1 with probability input[i] (floating, values in [0, 1]); same shape and dtype as input. With p given, every element uses probability p instead.
@@ -474,6 +485,10 @@ class Tensor:
         """
         Smallest integer >= input, in input's dtype (integers pass through); zero gradient.
         """
+    def ceil_(self, *args, **kwargs):
+        """
+        In-place ceil: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def chunk(self, chunks: typing.SupportsInt | typing.SupportsIndex, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
         """
         A tuple of at most `chunks` views along `dim`, each of ceil(size / chunks) elements (the last may be smaller).
@@ -494,9 +509,17 @@ class Tensor:
         """
         min(input, max): clamp with an upper bound only.
         """
+    def clamp_max_(self, *args, **kwargs):
+        """
+        In-place clamp_max: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def clamp_min(self, min: typing.Any) -> Tensor:
         """
         max(input, min): clamp with a lower bound only.
+        """
+    def clamp_min_(self, *args, **kwargs):
+        """
+        In-place clamp_min: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def clip(self, min: typing.Any = None, max: typing.Any = None) -> Tensor:
         """
@@ -505,6 +528,10 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.tensor([-2.0, 0.5, 3.0]).clamp(-1, 1).tolist()
         [-1.0, 0.5, 1.0]
+        """
+    def clip_(self, *args, **kwargs):
+        """
+        In-place clip: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def clone(self) -> Tensor:
         """
@@ -555,6 +582,10 @@ class Tensor:
         >>> pylucid.tensor([1.0, 2.0, 3.0]).cumprod(0).tolist()
         [1.0, 2.0, 6.0]
         """
+    def cumprod_(self, *args, **kwargs):
+        """
+        In-place cumprod: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def cumsum(self, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
         """
         Cumulative sum along dim: out[i] = input[0] + ... + input[i]. dtype= converts the input first; integers and bool sum to int64. The gradient is the reversed cumulative sum of the incoming one.
@@ -562,6 +593,10 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.tensor([1, 2, 3]).cumsum(0).tolist()
         [1, 3, 6]
+        """
+    def cumsum_(self, *args, **kwargs):
+        """
+        In-place cumsum: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def data_ptr(self) -> builtins.int:
         """
@@ -574,6 +609,10 @@ class Tensor:
     def deg2rad_(self, *args, **kwargs):
         """
         In-place deg2rad: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def det(self, _fn = pylucid.linalg.det):
+        """
+        The determinant of each square matrix in ``A``; gradient ``g * det(A) * A^-T``.
         """
     def detach(self) -> Tensor:
         """
@@ -605,17 +644,25 @@ class Tensor:
         """
         The number of dims (0 for a scalar tensor); same as the ndim property.
         """
-    def div(self, *args, **kwargs):
+    def div(self, *args, _fn = pylucid._math.div, **kwargs):
         """
-        self / other (true division), elementwise with broadcasting.
+        ``input / other`` with broadcasting: true division when ``rounding_mode`` is None,
+            ``"trunc"`` rounds the quotient toward zero and ``"floor"`` toward minus infinity (integer
+            inputs then stay integer). The rounded quotients have a zero gradient, as in PyTorch.
         """
-    def div_(self, arg0: typing.Any) -> typing.Any:
+    def div_(self, other, *, rounding_mode = None):
         """
-        self /= other in place (true division: self must be floating; other broadcast to self's shape) and returns self; recorded by autograd (refused on a leaf that requires grad).
+        In-place div: ``self / other`` written into self (``rounding_mode`` as in :func:`div`).
         """
-    def divide(self, *args, **kwargs):
+    def divide(self, *args, _fn = pylucid._math.div, **kwargs):
         """
-        Alias of div.
+        ``input / other`` with broadcasting: true division when ``rounding_mode`` is None,
+            ``"trunc"`` rounds the quotient toward zero and ``"floor"`` toward minus infinity (integer
+            inputs then stay integer). The rounded quotients have a zero gradient, as in PyTorch.
+        """
+    def divide_(self, *args, **kwargs):
+        """
+        In-place divide: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def dot(self, other: Tensor) -> Tensor:
         """
@@ -633,6 +680,10 @@ class Tensor:
         """
         input == other, elementwise. Returns a bool tensor (broadcast shapes).
         """
+    def eq_(self, *args, **kwargs):
+        """
+        In-place eq: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def equal(self, *args, **kwargs):
         """
         True when both tensors have the same shape and the same values (a Python bool).
@@ -641,6 +692,10 @@ class Tensor:
         """
         The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt (integers promote to float32).
         """
+    def erf_(self, *args, **kwargs):
+        """
+        In-place erf: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def erfc(self) -> Tensor:
         """
         1 - erf(input), accurate where erf is near 1, elementwise (integers promote to float32).
@@ -648,6 +703,16 @@ class Tensor:
     def erfc_(self, *args, **kwargs):
         """
         In-place erfc: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def erfinv(self, *args, _fn = pylucid._index_ext.erfinv, **kwargs):
+        """
+        The inverse error function, elementwise (``erf(erfinv(y)) == y`` on ``(-1, 1)``, +-inf at
+            +-1, NaN outside); differentiable (``sqrt(pi)/2 * exp(erfinv(y)**2)``, to every order).
+            Results are the float64 value rounded to the input's dtype.
+        """
+    def erfinv_(self, *args, **kwargs):
+        """
+        In-place erfinv: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def exp(self) -> Tensor:
         """
@@ -677,6 +742,10 @@ class Tensor:
         """
         exp(input) - 1, accurate for small input (integers promote to float32).
         """
+    def expm1_(self, *args, **kwargs):
+        """
+        In-place expm1: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def exponential_(self, lambd: typing.Any = 1.0, *, generator: typing.Any = None) -> Tensor:
         """
         Fills self (floating) in place with exponential samples of rate lambd and returns self.
@@ -685,9 +754,18 @@ class Tensor:
         """
         Sets every element to value (converted to this dtype) in place and returns self; the old value's history is dropped (refused on a leaf that requires grad while grad mode is on).
         """
+    def fill_diagonal_(self, fill_value, wrap = False):
+        """
+        Fills the main diagonal with ``fill_value`` in place (a 2-d tensor, or one whose dims are all
+            equal); with ``wrap`` a tall matrix's diagonal restarts every ``cols + 1`` rows, as PyTorch's.
+        """
     def fix(self) -> Tensor:
         """
         Alias of trunc.
+        """
+    def fix_(self, *args, **kwargs):
+        """
+        In-place fix: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def flatten(self, start_dim: typing.SupportsInt | typing.SupportsIndex = 0, end_dim: typing.SupportsInt | typing.SupportsIndex = -1) -> Tensor:
         """
@@ -713,6 +791,10 @@ class Tensor:
         """
         Largest integer <= input, in input's dtype (integers pass through); zero gradient.
         """
+    def floor_(self, *args, **kwargs):
+        """
+        In-place floor: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def floor_divide(self, other: typing.Any) -> Tensor:
         """
         floor(input / other), elementwise with broadcasting (Python's //): integers stay integers. Records no gradient. Integer division by zero raises.
@@ -721,6 +803,10 @@ class Tensor:
         >>> pylucid.floor_divide(pylucid.tensor([-3, 3]), 2).tolist()
         [-2, 1]
         """
+    def floor_divide_(self, *args, **kwargs):
+        """
+        In-place floor_divide: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def fmod(self, other: typing.Any) -> Tensor:
         """
         input - other * trunc(input / other), elementwise with broadcasting: the result has input's sign (C's fmod). Integer division by zero raises.
@@ -728,6 +814,10 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.fmod(pylucid.tensor([-3, 3]), 2).tolist()
         [-1, 1]
+        """
+    def fmod_(self, *args, **kwargs):
+        """
+        In-place fmod: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def frac(self, *args, **kwargs):
         """
@@ -744,6 +834,10 @@ class Tensor:
     def ge(self, *args, **kwargs):
         """
         input >= other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def ge_(self, *args, **kwargs):
+        """
+        In-place ge: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def gelu(self, *args, **kwargs):
         """
@@ -763,13 +857,25 @@ class Tensor:
         """
         input > other, elementwise. Returns a bool tensor (broadcast shapes).
         """
+    def greater_(self, *args, **kwargs):
+        """
+        In-place greater: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def greater_equal(self, *args, **kwargs):
         """
         input >= other, elementwise. Returns a bool tensor (broadcast shapes).
         """
+    def greater_equal_(self, *args, **kwargs):
+        """
+        In-place greater_equal: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def gt(self, *args, **kwargs):
         """
         input > other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def gt_(self, *args, **kwargs):
+        """
+        In-place gt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def half(self):
         """
@@ -791,6 +897,42 @@ class Tensor:
         """
         In-place hypot: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def index_add(self, *args, _fn = pylucid._index_ext.index_add, **kwargs):
+        """
+        ``input`` with ``alpha * source[..., j, ...]`` added to slice ``index[j]`` along ``dim``
+            (repeated indices add up); differentiable in input and source.
+        """
+    def index_add_(self, *args, **kwargs):
+        """
+        In-place index_add: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def index_copy(self, *args, _fn = pylucid._index_ext.index_copy, **kwargs):
+        """
+        ``input`` with slice ``index[j]`` along ``dim`` replaced by ``source``'s slice ``j``;
+            differentiable in input and source (with repeated indices the last copy wins).
+        """
+    def index_copy_(self, *args, **kwargs):
+        """
+        In-place index_copy: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def index_fill(self, *args, _fn = pylucid._index_ext.index_fill, **kwargs):
+        """
+        ``input`` with the slices ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor);
+            differentiable in input (and in a 0-d tensor value).
+        """
+    def index_fill_(self, *args, **kwargs):
+        """
+        In-place index_fill: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def index_put(self, *args, _fn = pylucid._index_ext.index_put, **kwargs):
+        """
+        ``input`` with ``values`` written at ``input[indices]`` (a tuple of index tensors), or added
+            there with ``accumulate`` (repeated positions add up); differentiable in input and values.
+        """
+    def index_put_(self, *args, **kwargs):
+        """
+        In-place index_put: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def index_select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         """
         The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
@@ -799,6 +941,11 @@ class Tensor:
         """
         This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
             pylucid has one integer dtype).
+        """
+    def inverse(self, _fn = pylucid.linalg.inv):
+        """
+        The inverse of each square matrix in ``A`` (``(*, n, n)``); raises LucidError for a
+            singular matrix. Gradient ``-A^-T g A^-T``.
         """
     def is_contiguous(self) -> builtins.bool:
         """
@@ -841,9 +988,18 @@ class Tensor:
         """
         The Kronecker product: out[i*p + k, j*q + l] = input[i, j] * other[k, l] (any number of dims).
         """
+    def kthvalue(self, *args, _fn = pylucid._index_ext.kthvalue, **kwargs):
+        """
+        The ``k``-th smallest element along ``dim`` and its index, a named tuple
+            ``(values, indices)``; differentiable in values.
+        """
     def le(self, *args, **kwargs):
         """
         input <= other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def le_(self, *args, **kwargs):
+        """
+        In-place le: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def lerp(self, *args, **kwargs):
         """
@@ -858,9 +1014,17 @@ class Tensor:
         """
         input < other, elementwise. Returns a bool tensor (broadcast shapes).
         """
+    def less_(self, *args, **kwargs):
+        """
+        In-place less: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def less_equal(self, *args, **kwargs):
         """
         input <= other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def less_equal_(self, *args, **kwargs):
+        """
+        In-place less_equal: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def log(self) -> Tensor:
         """
@@ -877,6 +1041,10 @@ class Tensor:
     def log1p(self) -> Tensor:
         """
         log(1 + input), accurate for small input (integers promote to float32).
+        """
+    def log1p_(self, *args, **kwargs):
+        """
+        In-place log1p: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def log2(self) -> Tensor:
         """
@@ -906,21 +1074,41 @@ class Tensor:
         """
         In-place logaddexp: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def logdet(self, _fn = pylucid.linalg.logdet):
+        """
+        ``log(det(A))`` (``torch.logdet``): NaN for a negative determinant, -inf for zero.
+        """
     def logical_and(self, *args, **kwargs):
         """
         True where both are nonzero; a bool tensor.
+        """
+    def logical_and_(self, *args, **kwargs):
+        """
+        In-place logical_and: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def logical_not(self, *args, **kwargs):
         """
         True where input is zero; a bool tensor.
         """
+    def logical_not_(self, *args, **kwargs):
+        """
+        In-place logical_not: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def logical_or(self, *args, **kwargs):
         """
         True where either is nonzero; a bool tensor.
         """
+    def logical_or_(self, *args, **kwargs):
+        """
+        In-place logical_or: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def logical_xor(self, *args, **kwargs):
         """
         True where exactly one is nonzero; a bool tensor.
+        """
+    def logical_xor_(self, *args, **kwargs):
+        """
+        In-place logical_xor: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def logit(self, *args, **kwargs):
         """
@@ -945,6 +1133,10 @@ class Tensor:
     def lt(self, *args, **kwargs):
         """
         input < other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def lt_(self, *args, **kwargs):
+        """
+        In-place lt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def masked_fill(self, mask: Tensor, value: typing.Any) -> Tensor:
         """
@@ -1018,6 +1210,10 @@ class Tensor:
         """
         Alias of mul.
         """
+    def multiply_(self, *args, **kwargs):
+        """
+        In-place multiply: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def nan_to_num(self, *args, **kwargs):
         """
         NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0, the dtype's
@@ -1038,6 +1234,10 @@ class Tensor:
     def ne(self, *args, **kwargs):
         """
         input != other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def ne_(self, *args, **kwargs):
+        """
+        In-place ne: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def neg(self) -> Tensor:
         """
@@ -1095,6 +1295,10 @@ class Tensor:
         """
         input != other, elementwise. Returns a bool tensor (broadcast shapes).
         """
+    def not_equal_(self, *args, **kwargs):
+        """
+        In-place not_equal: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def numel(self) -> builtins.int:
         """
         The number of elements, the product of the shape (1 for a 0-d tensor, 0 when a dim is 0).
@@ -1144,6 +1348,10 @@ class Tensor:
         """
         1 / input, elementwise; differentiable.
         """
+    def reciprocal_(self, *args, **kwargs):
+        """
+        In-place reciprocal: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def register_hook(self, hook):
         """
         Registers ``hook(grad) -> Tensor or None``, called with this tensor's gradient each time it
@@ -1177,6 +1385,10 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.remainder(pylucid.tensor([-3, 3]), 2).tolist()
         [1, 1]
+        """
+    def remainder_(self, *args, **kwargs):
+        """
+        In-place remainder: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def repeat(self, *sizes):
         """
@@ -1224,6 +1436,10 @@ class Tensor:
         >>> pylucid.round(pylucid.tensor([0.5, 1.5, 2.5])).tolist()
         [0.0, 2.0, 2.0]
         """
+    def round_(self, *args, **kwargs):
+        """
+        In-place round: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def rsqrt(self) -> Tensor:
         """
         1 / sqrt(input), elementwise (integers promote to float32).
@@ -1232,6 +1448,16 @@ class Tensor:
         """
         In-place rsqrt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def scatter(self, *args, _fn = pylucid._index_ext.scatter, **kwargs):
+        """
+        ``input`` with ``src[i][j]`` (or ``value``) written at ``index[i][j]`` along ``dim`` (for
+            dim 1); with repeated positions the last write wins, as PyTorch's CPU loop. ``reduce="add"``
+            or ``"multiply"`` combines instead (see :func:`scatter_reduce`). Differentiable in input and src.
+        """
+    def scatter_(self, *args, **kwargs):
+        """
+        In-place scatter: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def scatter_add(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, src: Tensor) -> Tensor:
         """
         A copy of input with src added at the positions `index` names along `dim` (repeated positions add up).
@@ -1239,6 +1465,16 @@ class Tensor:
     def scatter_add_(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, src: Tensor) -> Tensor:
         """
         In-place scatter_add: adds src (self's dtype) at the positions the int64 index names along dim (repeated positions add up) and returns self; not recorded by autograd (refused on a tensor that requires grad while grad mode is on).
+        """
+    def scatter_reduce(self, *args, _fn = pylucid._index_ext.scatter_reduce, **kwargs):
+        """
+        ``input`` with the elements of ``src`` combined into the positions ``index`` names along
+            ``dim`` by ``reduce`` (``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``), ``input``'s
+            own value taking part when ``include_self``; differentiable in input and src.
+        """
+    def scatter_reduce_(self, *args, **kwargs):
+        """
+        In-place scatter_reduce: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -1297,6 +1533,11 @@ class Tensor:
     def size(self, dim = None):
         """
         The shape, or its length along ``dim``.
+        """
+    def slogdet(self, _fn = pylucid.linalg.slogdet):
+        """
+        ``(sign, logabsdet)`` of each square matrix in ``A``, a named tuple; differentiable in
+            logabsdet (gradient ``g * A^-T``).
         """
     def softmax(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -1358,6 +1599,10 @@ class Tensor:
         """
         input - alpha * other, elementwise with broadcasting (other a Tensor or number).
         """
+    def subtract_(self, *args, **kwargs):
+        """
+        In-place subtract: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def sum(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """
         Sum over dim (an int, a tuple, or None for all) with keepdim. Integers and bool sum to int64; dtype= accumulates and returns in that dtype. float32 accumulates in double.
@@ -1377,6 +1622,10 @@ class Tensor:
     def t(self) -> Tensor:
         """
         The transpose of a tensor with <= 2 dims (0-d and 1-d tensors come back unchanged).
+        """
+    def take(self, *args, _fn = pylucid._index_ext.take, **kwargs):
+        """
+        The elements of ``input`` (as if flattened) at ``index``, in index's shape; differentiable.
         """
     def tan(self) -> Tensor:
         """
@@ -1436,17 +1685,33 @@ class Tensor:
         """
         The lower triangle of the last two dims: elements with col - row <= diagonal kept, the rest zeroed.
         """
+    def tril_(self, *args, **kwargs):
+        """
+        In-place tril: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def triu(self, diagonal: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
         """
         The upper triangle of the last two dims: elements with col - row >= diagonal kept, the rest zeroed.
         """
-    def true_divide(self, *args, **kwargs):
+    def triu_(self, *args, **kwargs):
         """
-        Alias of div.
+        In-place triu: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def true_divide(self, *args, _fn = pylucid._math.true_divide, **kwargs):
+        """
+        ``input / other`` (true division); alias of :func:`div` without a rounding mode.
+        """
+    def true_divide_(self, *args, **kwargs):
+        """
+        In-place true_divide: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def trunc(self) -> Tensor:
         """
         input rounded toward zero, in input's dtype (integers pass through); zero gradient.
+        """
+    def trunc_(self, *args, **kwargs):
+        """
+        In-place trunc: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def type(self, dtype = None, non_blocking = False, **kwargs):
         """
@@ -1469,13 +1734,11 @@ class Tensor:
         """
         Fills self (floating) in place with samples uniform in [from, to) and returns self; not recorded by autograd. Draws from generator (default: the one pylucid.manual_seed seeds) as PyTorch does.
         """
-    def unique(self, sorted: builtins.bool = True, return_inverse: builtins.bool = False, return_counts: builtins.bool = False, dim: typing.Any = None) -> typing.Any:
+    def unique(self, *args, _fn = pylucid._math_ext.unique, **kwargs):
         """
-        The sorted distinct values of input (flattened); with return_inverse each element's index into them (input's shape), with return_counts how often each occurs: a tensor, or a tuple when either flag is set. NaNs are all distinct. Only dim=None is supported; sorted=False returns them sorted too.
-        
-        >>> import pylucid
-        >>> pylucid.unique(pylucid.tensor([3, 1, 3])).tolist()
-        [1, 3]
+        The sorted distinct values of ``input`` (flattened), or with ``dim`` the distinct slices
+            along that dim; with ``return_inverse`` each element's (slice's) index into them and with
+            ``return_counts`` how often each occurs: a tensor, or a tuple when either flag is set.
         """
     def unsqueeze(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """

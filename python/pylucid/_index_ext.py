@@ -1,7 +1,8 @@
 """The index-and-scatter family PyTorch code reaches for, written over the C++ ops so that it is
 differentiable: ``index_add``, ``index_copy``, ``index_fill``, ``index_put``, ``scatter`` (a
 tensor or a value), ``scatter_reduce`` (``sum``, ``prod``, ``mean``, ``amax``, ``amin``), ``take``,
-``kthvalue``, ``div(rounding_mode=)``, ``unique(dim=)``, ``erfinv``, and ``Tensor.fill_diagonal_``.
+``kthvalue``, ``erfinv`` and ``Tensor.fill_diagonal_``; also the Tensor methods ``div``
+(``rounding_mode=``) and ``unique`` (``dim=``) over the functions of ``_math``/``_math_ext``.
 Their in-place forms (``x.index_add_(...)``) come from the one table in ``_compat``.
 
 >>> import pylucid
@@ -14,8 +15,8 @@ pylucid.return_types.kthvalue(
 values=tensor(2.),
 indices=tensor(2))
 """
-import collections as _collections
 import math as _math
+from typing import NamedTuple
 
 import numpy as _np
 
@@ -25,10 +26,7 @@ from ._tensor import _tensor_arg
 from ._tensor_str import return_type_repr
 
 __all__ = ["index_add", "index_copy", "index_fill", "index_put", "scatter", "scatter_reduce", "take", "kthvalue",
-           "div", "divide", "true_divide", "unique", "erfinv"]
-
-_c_div = _C.div
-_c_unique = _C.unique
+           "erfinv"]
 
 
 def _long(a):
@@ -277,7 +275,7 @@ def _prod_grads(xf, s, flat, of, g, include_self, touched):
     return gx, gs
 
 
-_SCATTER_REDUCE = []
+_SCATTER_REDUCE: list = []
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
@@ -315,7 +313,7 @@ def index_put(input, indices, values, accumulate=False):
         out[tuple(indices)] = values
         return out
     idx = [i.numpy().astype(_np.int64) if i.dtype != dtype.bool else _np.nonzero(i.numpy()) for i in indices]
-    flat_idx = []
+    flat_idx: list = []
     for i in idx:
         flat_idx.extend(i if isinstance(i, tuple) else (i,))
     lead = tuple(input.shape[:len(flat_idx)])
@@ -344,9 +342,16 @@ def take(input, index):
     return input.reshape(-1).index_select(0, index.reshape(-1)).reshape(tuple(index.shape))
 
 
-kthvalue_type = _collections.namedtuple("kthvalue", ["values", "indices"])
+class kthvalue_type(NamedTuple):
+    """PyTorch's ``torch.return_types.kthvalue``: ``(values, indices)``."""
+
+    values: Tensor
+    indices: Tensor
+
+
+kthvalue_type.__name__ = kthvalue_type.__qualname__ = "kthvalue"
 kthvalue_type.__module__ = "pylucid.return_types"
-kthvalue_type.__repr__ = return_type_repr  # type: ignore[method-assign]
+setattr(kthvalue_type, "__repr__", return_type_repr)  # noqa: B010
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -366,57 +371,6 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
     return kthvalue_type(values, indices)
-
-
-def _int_trunc_div(a, b):
-    an, bn = (a.numpy() if isinstance(a, Tensor) else _np.asarray(a)), (b.numpy() if isinstance(b, Tensor) else
-                                                                       _np.asarray(b))
-    if (_np.asarray(bn) == 0).any():
-        raise _C.LucidError("div: ZeroDivisionError (integer division by zero)")
-    q = _np.abs(an) // _np.abs(bn) * _np.sign(an) * _np.sign(bn)
-    return _C._from_numpy(_np.ascontiguousarray(_np.asarray(q, dtype=_np.int64)))
-
-
-def div(input, other, *, rounding_mode=None):
-    """``input / other`` with broadcasting: true division when ``rounding_mode`` is None,
-    ``"trunc"`` rounds the quotient toward zero and ``"floor"`` toward minus infinity (integer
-    inputs then stay integer). The rounded quotients have a zero gradient, as in PyTorch."""
-    if rounding_mode is None:
-        return _c_div(input, other)
-    if rounding_mode == "floor":
-        return _C.floor_divide(input, other)
-    if rounding_mode != "trunc":
-        raise _C.ShapeMismatch(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                               f"{rounding_mode!r}")
-    ints = all(not isinstance(x, Tensor) and isinstance(x, int) or isinstance(x, Tensor) and
-               x.dtype in (dtype.int64, dtype.bool) for x in (input, other))
-    if ints:
-        return _int_trunc_div(input, other)
-    return _C.trunc(_c_div(input, other))
-
-
-divide = div
-
-
-def true_divide(input, other):
-    """``input / other`` (true division); alias of :func:`div` without a rounding mode."""
-    return _c_div(input, other)
-
-
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """The sorted distinct values of ``input`` (flattened), or with ``dim`` the distinct slices
-    along that dim; with ``return_inverse`` each element's (slice's) index into them and with
-    ``return_counts`` how often each occurs: a tensor, or a tuple when either flag is set."""
-    if dim is None:
-        return _c_unique(input, sorted, return_inverse, return_counts)
-    _tensor_arg(input, "unique")
-    dim = _dim(dim, input.dim(), "unique")
-    arr = input.detach()
-    arr = (arr.float() if arr.dtype in (dtype.float16, dtype.bfloat16) else arr).numpy()
-    vals, inv, counts = _np.unique(arr, axis=dim, return_inverse=True, return_counts=True)
-    out = _C._from_numpy(_np.ascontiguousarray(vals)).to(input.dtype)
-    extra = ([_long(inv.reshape(-1))] if return_inverse else []) + ([_long(counts)] if return_counts else [])
-    return (out, *extra) if extra else out
 
 
 def _erfinv_f64(y):
@@ -463,7 +417,7 @@ def _erfinv_fn():
     return Erfinv
 
 
-_ERFINV = []
+_ERFINV: list = []
 
 
 def erfinv(input):
@@ -495,16 +449,19 @@ def _fill_diagonal_(self, fill_value, wrap=False):
 
 
 def _attach():
+    from ._math import div, divide, true_divide  # noqa: PLC0415
+    from ._math_ext import unique  # noqa: PLC0415
+    fns = {"div": div, "divide": divide, "true_divide": true_divide, "unique": unique}
     for name in ["index_add", "index_copy", "index_fill", "index_put", "scatter", "scatter_reduce", "take",
-                 "kthvalue", "div", "divide", "true_divide", "unique", "erfinv"]:
-        fn = globals()[name]
+                 "kthvalue", "erfinv", "div", "divide", "true_divide", "unique"]:
+        fn = fns.get(name) or globals()[name]
 
         def method(self, *args, _fn=fn, **kwargs):
             return _fn(self, *args, **kwargs)
         method.__name__ = method.__qualname__ = name
         method.__doc__ = fn.__doc__
         setattr(Tensor, name, method)
-    Tensor.fill_diagonal_ = _fill_diagonal_
+    setattr(Tensor, "fill_diagonal_", _fill_diagonal_)  # noqa: B010
     c_div_ = Tensor.div_
     from ._compat import _inplace  # noqa: PLC0415  (_compat is loaded before this module)
     rounded_div_ = _inplace(div, "div_")
@@ -512,7 +469,7 @@ def _attach():
     def div_(self, other, *, rounding_mode=None):
         """In-place div: ``self / other`` written into self (``rounding_mode`` as in :func:`div`)."""
         return c_div_(self, other) if rounding_mode is None else rounded_div_(self, other, rounding_mode=rounding_mode)
-    Tensor.div_ = div_
+    setattr(Tensor, "div_", div_)  # noqa: B010
 
 
 _attach()

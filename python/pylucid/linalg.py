@@ -8,9 +8,9 @@ backward written with pylucid ops, so it has gradients of every order). All diff
 5.0
 >>> A = pylucid.tensor([[2.0, 1.0], [1.0, 3.0]])
 >>> pylucid.linalg.solve(A, pylucid.tensor([3.0, 5.0])).tolist(), round(pylucid.linalg.det(A).item(), 6)
-([0.800000011920929, 1.399999976158203], 5.0)
+([0.800000011920929, 1.399999976158142], 5.0)
 """
-import collections as _collections
+from typing import NamedTuple
 
 import numpy as _np
 
@@ -125,7 +125,34 @@ def _fns():
             (A,) = ctx.saved_tensors
             return g.unsqueeze(-1).unsqueeze(-1) * _mT(inv(A))
 
-    return Inv, Det, LogAbsDet
+    class Solve(Function):
+        @staticmethod
+        def forward(ctx, A, B):
+            ctx.save_for_backward(A, B)
+            try:
+                return _from_np(_np.linalg.solve(_np_of(A), _np_of(B)), A)
+            except _np.linalg.LinAlgError:
+                raise _C.LucidError("linalg.solve: The solver failed because the input matrix is singular.") from None
+
+        @staticmethod
+        def backward(ctx, g):
+            A, B = ctx.saved_tensors
+            gB = solve(_mT(A), g)
+            gA = -(gB @ _mT(solve(A, B)))
+            return _sum_to(gA, A.shape), _sum_to(gB, B.shape)
+
+    return Inv, Det, LogAbsDet, Solve
+
+
+def _sum_to(g, shape):
+    """g summed over the batch dims that broadcasting added or expanded, to ``shape``."""
+    shape = tuple(shape)
+    while g.dim() > len(shape):
+        g = g.sum(0)
+    for d, n in enumerate(shape):
+        if n == 1 and g.shape[d] != 1:
+            g = g.sum(d, keepdim=True)
+    return g
 
 
 _FNS: list = []
@@ -147,7 +174,8 @@ def inv(A, *, out=None):
 
 def solve(A, B, *, left=True, out=None):
     """``X`` with ``A X = B`` (or ``X A = B`` when ``left=False``) for square ``A`` ``(*, n, n)``
-    and ``B`` ``(*, n, k)`` or ``(*, n)``, batches broadcast; differentiable in A and B."""
+    and ``B`` ``(*, n, k)`` or ``(*, n)``, batches broadcast (LAPACK's LU solve); differentiable
+    in A and B (``gB = solve(A^T, g)``, ``gA = -gB X^T``)."""
     _square(A, "linalg.solve")
     _check(B, "linalg.solve")
     if not left:
@@ -156,7 +184,7 @@ def solve(A, B, *, left=True, out=None):
     Bm = B.unsqueeze(-1) if vector else B
     if Bm.shape[-2] != A.shape[-1]:
         raise _C.ShapeMismatch(f"linalg.solve: incompatible shapes of A {tuple(A.shape)} and B {tuple(B.shape)}")
-    X = inv(A) @ Bm
+    X = _fn(3).apply(A, Bm)
     X = X.squeeze(-1) if vector else X
     return X if out is None else out.copy_(X)
 
@@ -168,7 +196,14 @@ def det(A, *, out=None):
     return r if out is None else out.copy_(r)
 
 
-slogdet_type = _collections.namedtuple("slogdet", ["sign", "logabsdet"])
+class slogdet_type(NamedTuple):
+    """PyTorch's ``torch.return_types.slogdet``: ``(sign, logabsdet)``."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+slogdet_type.__name__ = slogdet_type.__qualname__ = "slogdet"
 slogdet_type.__module__ = "pylucid.return_types"
 
 

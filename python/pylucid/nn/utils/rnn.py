@@ -66,7 +66,7 @@ class PackedSequence(NamedTuple):
 
     @property
     def is_cuda(self):
-        """False: pylucid's tensors live on the CPU."""
+        """Always False (pylucid's tensors live on the CPU)."""
         return False
 
     def is_pinned(self):
