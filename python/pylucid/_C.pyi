@@ -449,9 +449,9 @@ class Tensor:
         """
         In-place baddbmm: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def bernoulli(self, p: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
+    def bernoulli(self, p = None, *, generator = None):
         """
-        0/1 samples, 1 with probability input[i] (floating, values in [0, 1]); same shape and dtype as input. With p given, every element uses probability p instead.
+        0/1 samples, 1 with probability ``self[i]`` (or ``p``); see :func:`pylucid.bernoulli`.
         """
     def bernoulli_(self, p: typing.Any = 0.5, *, generator: typing.Any = None) -> Tensor:
         """

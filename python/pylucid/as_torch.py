@@ -40,6 +40,7 @@ ALIASES = {
     "torch.utils.data": "utils.data",
     "torch.utils.checkpoint": "utils.checkpoint",
     "torch.linalg": "linalg",
+    "torch.distributions": "distributions",
     "torch.cuda": "cuda",
     "torch.backends": "backends",
     "torch.amp": "amp",

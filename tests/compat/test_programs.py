@@ -73,6 +73,8 @@ CASES = [
     ("indexing_tricks", 1e-6, 1e-7),
     ("weight_init", 1e-6, 1e-7),
     ("layers_misc", 1e-4, 1e-5),
+    ("vae_gan", 1e-3, 1e-5),
+    ("reinforce", 1e-3, 1e-5),
 ]
 
 
@@ -97,6 +99,8 @@ def test_alias_maps_the_module_paths_scripts_import():
             "from torch.utils.data import DataLoader, TensorDataset\n"
             "from torch.optim.lr_scheduler import StepLR\n"
             "from torch.nn.utils.rnn import pack_padded_sequence\n"
+            "from torch.distributions import Categorical\n"
+            "from torch.utils.checkpoint import checkpoint\n"
             "import pylucid\n"
             "assert torch is pylucid and F is pylucid.nn.functional and optim is pylucid.optim\n"
             "assert DataLoader is pylucid.utils.data.DataLoader and StepLR is pylucid.optim.lr_scheduler.StepLR\n"
