@@ -5,6 +5,7 @@ import numpy
 import pylucid._index_ext
 import pylucid._math
 import pylucid._math_ext
+import pylucid._math_misc
 import pylucid.linalg
 import builtins
 import typing
@@ -247,6 +248,14 @@ class Tensor:
         """
         In-place abs: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def absolute(self, *args, _fn = pylucid._math_misc.absolute, **kwargs):
+        """
+        Alias of ``abs``.
+        """
+    def absolute_(self, *args, **kwargs):
+        """
+        In-place absolute: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def acos(self) -> Tensor:
         """
         Arccosine (NaN outside [-1, 1]), elementwise (integers promote to float32).
@@ -301,6 +310,14 @@ class Tensor:
         """
         In-place addmm: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def addmv(self, *args, _fn = pylucid._math_misc.addmv, **kwargs):
+        """
+        ``beta * input + alpha * (mat @ vec)``.
+        """
+    def addr(self, *args, _fn = pylucid._math_misc.addr, **kwargs):
+        """
+        ``beta * input + alpha * outer(vec1, vec2)``.
+        """
     def allclose(self, *args, **kwargs):
         """
         True when :func:`pylucid.isclose` holds everywhere (a Python bool).
@@ -312,6 +329,10 @@ class Tensor:
     def amin(self, dim: typing.Any = (), keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Smallest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
+        """
+    def aminmax(self, *args, _fn = pylucid._math_misc.aminmax, **kwargs):
+        """
+        ``(min, max)`` over all elements or along ``dim``, a named tuple.
         """
     def arccos(self) -> Tensor:
         """
@@ -386,6 +407,10 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.argsort(pylucid.tensor([3, 1, 2])).tolist()
         [1, 2, 0]
+        """
+    def argwhere(self, *args, _fn = pylucid._math_misc.argwhere, **kwargs):
+        """
+        The indices of the nonzero elements, one row each (``nonzero``).
         """
     def asin(self) -> Tensor:
         """
@@ -545,6 +570,10 @@ class Tensor:
         """
         Copies src (broadcast to this shape, converted to this dtype) into this tensor in place and returns it. Recorded by autograd: the gradient flows to src (refused on a leaf that requires grad).
         """
+    def corrcoef(self, *args, _fn = pylucid._math_misc.corrcoef, **kwargs):
+        """
+        Pearson correlation coefficients of the variables in the rows of ``input``.
+        """
     def cos(self) -> Tensor:
         """
         Cosine, elementwise (integers promote to float32).
@@ -561,6 +590,15 @@ class Tensor:
         """
         In-place cosh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def count_nonzero(self, *args, _fn = pylucid._math_misc.count_nonzero, **kwargs):
+        """
+        How many elements are nonzero, in total or along ``dim`` (an int or tuple).
+        """
+    def cov(self, *args, _fn = pylucid._math_misc.cov, **kwargs):
+        """
+        The covariance matrix of the variables in the rows of ``input`` (observations in the
+            columns), with optional integer frequency and float observation weights.
+        """
     def cpu(self):
         """
         This tensor itself: pylucid tensors are always on the CPU (PyTorch returns self there too).
@@ -573,6 +611,15 @@ class Tensor:
     def cuda(self, device = None, non_blocking = False, memory_format = None):
         """
         Raises LucidError: pylucid has no CUDA device (check ``pylucid.cuda.is_available()``).
+        """
+    def cummax(self, *args, _fn = pylucid._math_misc.cummax, **kwargs):
+        """
+        The running maximum along ``dim`` and where it was found, a named tuple
+            ``(values, indices)``; differentiable in values.
+        """
+    def cummin(self, *args, _fn = pylucid._math_misc.cummin, **kwargs):
+        """
+        The running minimum along ``dim`` and where it was found, ``(values, indices)``.
         """
     def cumprod(self, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
         """
@@ -632,6 +679,15 @@ class Tensor:
             [[1, 0], [0, 2]]
             
         """
+    def diag_embed(self, *args, _fn = pylucid._math_misc.diag_embed, **kwargs):
+        """
+        A tensor whose diagonals (``offset``, in the plane of ``dim1``/``dim2``) hold the last dim of
+            ``input``; differentiable.
+        """
+    def diagflat(self, *args, _fn = pylucid._math_misc.diagflat, **kwargs):
+        """
+        A 2-d tensor with the flattened input on its ``offset`` diagonal.
+        """
     def diagonal(self, offset: typing.SupportsInt | typing.SupportsIndex = 0, dim1: typing.SupportsInt | typing.SupportsIndex = 0, dim2: typing.SupportsInt | typing.SupportsIndex = 1) -> Tensor:
         """
         The diagonal of the (dim1, dim2) planes as a view, as the last dim: offset > 0 above the main diagonal, < 0 below.
@@ -640,9 +696,17 @@ class Tensor:
         >>> pylucid.arange(9).reshape(3, 3).diagonal(1).tolist()
         [1, 5]
         """
+    def diff(self, *args, _fn = pylucid._math_misc.diff, **kwargs):
+        """
+        The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first).
+        """
     def dim(self) -> builtins.int:
         """
         The number of dims (0 for a scalar tensor); same as the ndim property.
+        """
+    def dist(self, *args, _fn = pylucid._math_misc.dist, **kwargs):
+        """
+        The ``p``-norm of ``input - other``.
         """
     def div(self, *args, _fn = pylucid._math.div, **kwargs):
         """
@@ -787,6 +851,10 @@ class Tensor:
         """
         This tensor converted to pylucid.float32 (self when it already is).
         """
+    def float_power(self, *args, _fn = pylucid._math_misc.float_power, **kwargs):
+        """
+        ``input ** exponent`` computed in float64 (the result is float64).
+        """
     def floor(self) -> Tensor:
         """
         Largest integer <= input, in input's dtype (integers pass through); zero gradient.
@@ -806,6 +874,14 @@ class Tensor:
     def floor_divide_(self, *args, **kwargs):
         """
         In-place floor_divide: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def fmax(self, *args, _fn = pylucid._math_misc.fmax, **kwargs):
+        """
+        The elementwise maximum, ignoring a NaN when the other value is not NaN.
+        """
+    def fmin(self, *args, _fn = pylucid._math_misc.fmin, **kwargs):
+        """
+        The elementwise minimum, ignoring a NaN when the other value is not NaN.
         """
     def fmod(self, other: typing.Any) -> Tensor:
         """
@@ -881,6 +957,10 @@ class Tensor:
         """
         This tensor converted to pylucid.float16 (self when it already is).
         """
+    def heaviside(self, *args, _fn = pylucid._math_misc.heaviside, **kwargs):
+        """
+        The Heaviside step: 0 below zero, 1 above, ``values`` at zero.
+        """
     def histc(self, bins: typing.SupportsInt | typing.SupportsIndex = 100, min: typing.SupportsFloat | typing.SupportsIndex = 0.0, max: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> Tensor:
         """
         Histogram of a floating input: bins equal bins over [min, max] (the data's range when min == max); elements outside are ignored. Returns input's dtype.
@@ -937,6 +1017,10 @@ class Tensor:
         """
         The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
         """
+    def inner(self, *args, _fn = pylucid._math_misc.inner, **kwargs):
+        """
+        The inner product over the last dims (a product with a scalar when either is 0-d).
+        """
     def int(self, memory_format = None):
         """
         This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
@@ -963,6 +1047,10 @@ class Tensor:
     def isfinite(self) -> Tensor:
         """
         Bool tensor: True where input is neither inf nor NaN.
+        """
+    def isin(self, *args, _fn = pylucid._math_misc.isin, **kwargs):
+        """
+        Bool tensor: whether each element of ``elements`` is in ``test_elements``.
         """
     def isinf(self) -> Tensor:
         """
@@ -1074,6 +1162,10 @@ class Tensor:
         """
         In-place logaddexp: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def logcumsumexp(self, *args, _fn = pylucid._math_misc.logcumsumexp, **kwargs):
+        """
+        ``log(cumsum(exp(input)))`` along ``dim``, computed stably; differentiable.
+        """
     def logdet(self, _fn = pylucid.linalg.logdet):
         """
         ``log(det(A))`` (``torch.logdet``): NaN for a negative determinant, -inf for zero.
@@ -1174,6 +1266,11 @@ class Tensor:
         """
         Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). An empty reduction gives NaN.
         """
+    def median(self, *args, _fn = pylucid._math_misc.median, **kwargs):
+        """
+        The lower of the two middle values (NaN if there is one): over all elements (a 0-d tensor),
+            or along ``dim`` as a named tuple ``(values, indices)``; differentiable.
+        """
     def min(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
         """
         min(input): the smallest element (0-d). min(input, dim, keepdim=False): a named tuple (values, indices). min(input, other): minimum. NaN propagates; the gradient is split evenly among ties.
@@ -1193,6 +1290,10 @@ class Tensor:
     def movedim(self, source: typing.Any, destination: typing.Any) -> Tensor:
         """
         A view with the dims in `source` moved to the positions in `destination`; the others keep their order.
+        """
+    def msort(self, *args, _fn = pylucid._math_misc.msort, **kwargs):
+        """
+        ``input`` sorted along dim 0 (values only).
         """
     def mul(self, *args, **kwargs):
         """
@@ -1214,6 +1315,10 @@ class Tensor:
         """
         In-place multiply: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def mv(self, *args, _fn = pylucid._math_misc.mv, **kwargs):
+        """
+        Matrix times vector.
+        """
     def nan_to_num(self, *args, **kwargs):
         """
         NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0, the dtype's
@@ -1222,6 +1327,22 @@ class Tensor:
     def nan_to_num_(self, *args, **kwargs):
         """
         In-place nan_to_num: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def nanmean(self, *args, _fn = pylucid._math_misc.nanmean, **kwargs):
+        """
+        The mean of the non-NaN elements.
+        """
+    def nanmedian(self, *args, _fn = pylucid._math_misc.nanmedian, **kwargs):
+        """
+        :func:`median` ignoring NaNs.
+        """
+    def nanquantile(self, *args, _fn = pylucid._math_misc.nanquantile, **kwargs):
+        """
+        :func:`quantile` ignoring NaNs.
+        """
+    def nansum(self, *args, _fn = pylucid._math_misc.nansum, **kwargs):
+        """
+        The sum treating NaNs as zero.
         """
     def narrow(self, dim: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -1332,6 +1453,12 @@ class Tensor:
         """
         Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
         """
+    def quantile(self, *args, _fn = pylucid._math_misc.quantile, **kwargs):
+        """
+        The ``q``-quantiles (a number or 1-d tensor in [0, 1]) over all elements or along ``dim``,
+            interpolating between order statistics as PyTorch does (``"linear"``, ``"lower"``,
+            ``"higher"``, ``"midpoint"``, ``"nearest"``); a tensor ``q`` adds a leading dim.
+        """
     def rad2deg(self, *args, **kwargs):
         """
         Radians to degrees, elementwise (integers promote to float32).
@@ -1343,6 +1470,10 @@ class Tensor:
     def random_(self, from_: typing.Any = None, to: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
         """
         Fills self in place with integers: uniform in [from, to), in [0, to) given one bound, or over [0, 2**mantissa] (floats) / [0, 2**63) (int64) given none; returns self.
+        """
+    def ravel(self, *args, _fn = pylucid._math_misc.ravel, **kwargs):
+        """
+        The elements of ``input`` as a 1-d tensor.
         """
     def reciprocal(self, *args, **kwargs):
         """
@@ -1425,6 +1556,11 @@ class Tensor:
         """
         ``input`` rolled by ``shifts`` along ``dims`` (elements leaving one end re-enter at the
             other); without dims, over the flattened tensor. Differentiable.
+        """
+    def rot90(self, *args, _fn = pylucid._math_misc.rot90, **kwargs):
+        """
+        ``input`` rotated by 90 degrees ``k`` times in the plane of ``dims`` (from the first towards
+            the second); differentiable.
         """
     def round(self, *, decimals: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
         """
@@ -1522,6 +1658,10 @@ class Tensor:
         """
         In-place sin: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def sinc(self, *args, _fn = pylucid._math_misc.sinc, **kwargs):
+        """
+        The normalised sinc ``sin(pi x) / (pi x)`` (1 at 0, with gradient 0 there); differentiable.
+        """
     def sinh(self) -> Tensor:
         """
         Hyperbolic sine, elementwise (integers promote to float32).
@@ -1611,6 +1751,10 @@ class Tensor:
         >>> pylucid.tensor([[1.0, 2.0], [3.0, 4.0]]).sum(dim=0).tolist()
         [4.0, 6.0]
         """
+    def sum_to_size(self, *size):
+        """
+        This tensor summed over the dims that broadcasting ``size`` to its shape would expand.
+        """
     def swapaxes(self, axis0: typing.SupportsInt | typing.SupportsIndex, axis1: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         Alias of transpose (numpy's name).
@@ -1627,6 +1771,11 @@ class Tensor:
         """
         The elements of ``input`` (as if flattened) at ``index``, in index's shape; differentiable.
         """
+    def take_along_dim(self, *args, _fn = pylucid._math_misc.take_along_dim, **kwargs):
+        """
+        Values of ``input`` at ``indices`` along ``dim`` (input and indices broadcast in the other
+            dims), or from the flattened input when ``dim`` is None; differentiable.
+        """
     def tan(self) -> Tensor:
         """
         Tangent, elementwise (integers promote to float32).
@@ -1642,6 +1791,11 @@ class Tensor:
     def tanh_(self, *args, **kwargs):
         """
         In-place tanh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def tensor_split(self, *args, _fn = pylucid._math_misc.tensor_split, **kwargs):
+        """
+        Views of ``input`` split along ``dim``: into ``n`` nearly equal parts (the first ones one
+            longer), or at the given indices.
         """
     def tensordot(self, *args, **kwargs):
         """
@@ -1730,6 +1884,11 @@ class Tensor:
         """
         Dim `dim` split into `sizes` (one -1 is inferred); a view.
         """
+    def unfold(self, dimension, size, step):
+        """
+        The slices of length ``size`` taken every ``step`` along ``dimension``, as a new last dim
+            (``x.unfold(0, 3, 2)`` of ``arange(6)`` is ``[[0, 1, 2], [2, 3, 4]]``); differentiable.
+        """
     def uniform_(self, from_: typing.Any = 0.0, to: typing.Any = 1.0, *, generator: typing.Any = None) -> Tensor:
         """
         Fills self (floating) in place with samples uniform in [from, to) and returns self; not recorded by autograd. Draws from generator (default: the one pylucid.manual_seed seeds) as PyTorch does.
@@ -1759,6 +1918,10 @@ class Tensor:
     def where(self, condition: typing.Any, other: typing.Any) -> Tensor:
         """
         pylucid.where(condition, self, other): self where condition is True, else other (a Tensor or number), all broadcast; differentiable in self and other.
+        """
+    def xlogy(self, *args, _fn = pylucid._math_misc.xlogy, **kwargs):
+        """
+        ``input * log(other)``, 0 where input is 0 (NaN where other is); differentiable.
         """
     def zero_(self) -> Tensor:
         """
@@ -1804,6 +1967,11 @@ class Tensor:
         The backward node that produced this tensor; None for a leaf.
         """
     @property
+    def is_cpu(self):
+        """
+        True: pylucid tensors live on the CPU.
+        """
+    @property
     def is_cuda(self):
         """
         False: pylucid tensors live on the CPU.
@@ -1814,9 +1982,19 @@ class Tensor:
         True when the tensor has no grad_fn, as tensors created by the user and every tensor that does not require grad are. Only leaves get .grad filled by backward (unless retain_grad() was called).
         """
     @property
+    def itemsize(self):
+        """
+        The size of one element in bytes.
+        """
+    @property
     def mT(self) -> Tensor:
         """
         A view with the last two dims swapped (a batch of transposed matrices); needs ndim >= 2.
+        """
+    @property
+    def nbytes(self):
+        """
+        The size of the elements in bytes.
         """
     @property
     def ndim(self) -> builtins.int:

@@ -44,6 +44,7 @@ from ._device import *  # noqa: E402,F401,F403
 from . import _compat  # noqa: E402,F401  (Tensor surface: legacy constructors, methods, copies)
 from ._compat import *  # noqa: E402,F401,F403
 from ._index_ext import *  # noqa: E402,F401,F403
+from ._math_misc import *  # noqa: E402,F401,F403
 
 _compat._attach_inplace()
 from .amp import autocast  # noqa: E402,F401
