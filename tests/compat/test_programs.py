@@ -75,6 +75,8 @@ CASES = [
     ("layers_misc", 1e-4, 1e-5),
     ("vae_gan", 1e-3, 1e-5),
     ("reinforce", 1e-3, 1e-5),
+    ("learning_with_examples", 1e-4, 1e-4),
+    ("transformer_classifier", 1e-3, 1e-5),
 ]
 
 
