@@ -34,6 +34,7 @@ ALIASES = {
     "torch.nn.parameter": "nn.parameter",
     "torch.optim": "optim",
     "torch.optim.lr_scheduler": "optim.lr_scheduler",
+    "torch.optim.swa_utils": "optim.swa_utils",
     "torch.autograd": "autograd",
     "torch.autograd.functional": "autograd.functional",
     "torch.utils": "utils",
