@@ -252,3 +252,47 @@ def test_solve_broadcasts_batches_with_gradients():
     assert gradcheck(pylucid.linalg.solve, [A2, B2])
     with pytest.raises(RuntimeError, match="singular"):
         pylucid.linalg.solve(pylucid.zeros(2, 2), pylucid.ones(2))
+
+
+def test_margin_losses_lrn_shuffle_softmax2d_equal_torch():
+    """MultiLabelSoftMarginLoss, MultiMarginLoss (p 1 and 2, weights, 1-d input), LocalResponseNorm
+    on 3-, 4- and 5-d input, ChannelShuffle and Softmax2d: values and input gradients."""
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((4, 6))
+    y_multi = (RNG.random((4, 6)) > 0.5).astype(np.float64)
+    y = np.array([0, 5, 2, 2])
+    w = RNG.random(6) + 0.5
+    img = RNG.standard_normal((2, 6, 3, 4))
+    cases = [
+        lambda L, t: L.nn.MultiLabelSoftMarginLoss(weight=L.tensor(w))(t, L.tensor(y_multi)),
+        lambda L, t: L.nn.MultiLabelSoftMarginLoss(reduction="none")(t, L.tensor(y_multi)),
+        lambda L, t: L.nn.MultiMarginLoss()(t, L.tensor(y)),
+        lambda L, t: L.nn.MultiMarginLoss(p=2, margin=0.5, weight=L.tensor(w), reduction="sum")(t, L.tensor(y)),
+        lambda L, t: L.nn.functional.multi_margin_loss(t[0], L.tensor(3)),
+        lambda L, t: L.nn.LocalResponseNorm(3, alpha=0.1, beta=0.6, k=2.0)(t.reshape(1, 6, 4)),
+        lambda L, t: L.nn.LocalResponseNorm(2)(L.tensor(img, requires_grad=False) * t.sum()),
+        lambda L, t: L.nn.LocalResponseNorm(4)(t.reshape(1, 6, 2, 2, 1) * 3),
+        lambda L, t: L.nn.ChannelShuffle(3)(t.reshape(2, 6, 2)),
+        lambda L, t: L.nn.Softmax2d()(t.reshape(1, 6, 2, 2)),
+    ]
+    for i, f in enumerate(cases):
+        res = []
+        for L in (pylucid, torch):
+            t = L.tensor(x, requires_grad=True)
+            out = f(L, t)
+            (out * L.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)))).sum().backward()
+            res.append((np.asarray(out.detach().numpy()), np.asarray(t.grad.numpy())))
+        np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-10, atol=1e-12, err_msg=str(i))
+        np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-10, atol=1e-12, err_msg=str(i))
+
+
+def test_margin_losses_and_lrn_gradcheck():
+    x = _t(RNG.standard_normal((3, 5)), True)
+    assert gradcheck(lambda t: F.multilabel_soft_margin_loss(t, (t.detach() > 0).double()), [x])
+    assert gradcheck(lambda t: F.multi_margin_loss(t, pylucid.tensor([0, 4, 1]), p=2), [x])
+    assert gradcheck(lambda t: F.local_response_norm(t.reshape(1, 5, 3), 3), [x])
+    with pytest.raises(ValueError, match="multi_margin_loss"):
+        F.multi_margin_loss(x, pylucid.tensor([0, 1, 2]), p=3)
+    with pytest.raises(ValueError, match="channel_shuffle"):
+        F.channel_shuffle(pylucid.zeros(1, 5, 2), 2)
+    assert pylucid.ones(2).byte().dtype == pylucid.int64

@@ -506,6 +506,11 @@ class Tensor:
         """
         A view broadcast to `size` (stride 0 along the expanded dims); see Tensor.expand.
         """
+    def byte(self, memory_format = None):
+        """
+        This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
+            pylucid has one integer dtype).
+        """
     def ceil(self) -> Tensor:
         """
         Smallest integer >= input, in input's dtype (integers pass through); zero gradient.
@@ -513,6 +518,11 @@ class Tensor:
     def ceil_(self, *args, **kwargs):
         """
         In-place ceil: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def char(self, memory_format = None):
+        """
+        This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
+            pylucid has one integer dtype).
         """
     def chunk(self, chunks: typing.SupportsInt | typing.SupportsIndex, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
         """
@@ -1623,6 +1633,11 @@ class Tensor:
     def sgn_(self, *args, **kwargs):
         """
         In-place sgn: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def short(self, memory_format = None):
+        """
+        This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
+            pylucid has one integer dtype).
         """
     def sigmoid(self) -> Tensor:
         """

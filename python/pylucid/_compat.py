@@ -653,6 +653,8 @@ def _attach():
             setattr(Tensor, n, _method(funcs[n], n))
     Tensor.repeat = _repeat
     Tensor.int = _int_method
+    for name in ("byte", "char", "short"):  # PyTorch's 8/16-bit integer casts: pylucid's one integer dtype
+        setattr(Tensor, name, _int_method)
     Tensor.flip = _varargs_method(flip, "flip", "dims")
     Tensor.tile = _varargs_method(tile, "tile", "dims")
     Tensor.new_zeros = _new_factory("new_zeros", 0)

@@ -1,7 +1,8 @@
 """Less common functional ops, composed from differentiable pylucid ops (so they have gradients
 of every order): ``unfold``/``fold`` (im2col and its adjoint, as one ``index_select`` /
 ``index_add`` over the flattened padded image), ``bilinear``, ``embedding_bag``,
-``gaussian_nll_loss``, ``poisson_nll_loss`` and ``gumbel_softmax``, with PyTorch's keywords.
+``gaussian_nll_loss``, ``poisson_nll_loss``, ``multilabel_soft_margin_loss``, ``multi_margin_loss``,
+``local_response_norm``, ``channel_shuffle`` and ``gumbel_softmax``, with PyTorch's keywords.
 
 >>> import pylucid
 >>> import pylucid.nn.functional as F
@@ -15,11 +16,13 @@ import numpy as np
 from .. import _C
 from .._C import Tensor
 from .._index_ext import index_add
+from ._functional_act_ext import logsigmoid
 from ._functional_conv import pad
 from ._functional_loss_ext import _legacy_reduction, _reduce
 from ._functional_train import embedding, softmax
 
-__all__ = ["bilinear", "embedding_bag", "fold", "gaussian_nll_loss", "gumbel_softmax", "poisson_nll_loss", "unfold"]
+__all__ = ["bilinear", "channel_shuffle", "embedding_bag", "fold", "gaussian_nll_loss", "gumbel_softmax",
+           "local_response_norm", "multi_margin_loss", "multilabel_soft_margin_loss", "poisson_nll_loss", "unfold"]
 
 
 def _pair(v, name, op):
@@ -211,3 +214,64 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     index = y_soft.max(dim, keepdim=True)[1]
     y_hard = _C._full(tuple(logits.shape), 0.0, logits.dtype).scatter(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label one-versus-all loss: the mean over classes of
+    ``-(y log sigmoid(x) + (1 - y) log sigmoid(-x))`` (times ``weight``), reduced over samples."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.dim() - 1) / input.shape[-1]
+    return _reduce("multilabel_soft_margin_loss", loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """Multi-class hinge loss: for each sample, ``sum over i != y of max(0, margin - x[y] + x[i])^p``
+    (times ``weight[y]``) divided by the number of classes."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise _C.ShapeMismatch("multi_margin_loss: only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise _C.ShapeMismatch("multi_margin_loss: weight must be one-dimensional")
+    x = input.unsqueeze(0) if input.dim() == 1 else input
+    y = target.reshape(-1, 1)
+    if x.dim() != 2 or y.shape[0] != x.shape[0]:
+        raise _C.ShapeMismatch(f"multi_margin_loss: expected input (N, C) and target (N,), got "
+                               f"{tuple(input.shape)} and {tuple(target.shape)}")
+    m = (margin - x.gather(1, y) + x).clamp(min=0)
+    m = m if p == 1 else m * m
+    if weight is not None:
+        m = m * weight.index_select(0, y.reshape(-1)).unsqueeze(1)
+    m = m.scatter(1, y, 0.0)
+    loss = m.sum(1) / x.shape[1]
+    if input.dim() == 1:
+        loss = loss.squeeze(0)
+    return _reduce("multi_margin_loss", loss, reduction)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Normalises each channel by ``(k + alpha * mean of squares over size neighbouring
+    channels) ** beta`` (input ``(N, C, *)``, at least 3-d); differentiable."""
+    if input.dim() < 3:
+        raise _C.ShapeMismatch(f"local_response_norm: expected 3D or higher dimensionality input (got "
+                               f"{input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    rest = tuple(sq.shape[2:])
+    N = sq.shape[0]
+    parts = [_C._full((N, size // 2) + rest, 0.0, sq.dtype), sq, _C._full((N, (size - 1) // 2) + rest, 0.0, sq.dtype)]
+    div = _C.cat(parts, 1).unfold(1, size, 1).sum(-1) / size
+    return input / (div * alpha + k) ** beta
+
+
+def channel_shuffle(input, groups):
+    """Channels ``(N, C, *)`` regrouped: ``C = g * k`` channels read as ``(g, k)`` and transposed."""
+    N, C = input.shape[0], input.shape[1]
+    if C % groups:
+        raise _C.ShapeMismatch(f"channel_shuffle: number of channels ({C}) must be divisible by groups ({groups})")
+    rest = tuple(input.shape[2:])
+    return input.reshape((N, groups, C // groups) + rest).transpose(1, 2).reshape((N, C) + rest)

@@ -1,6 +1,7 @@
-"""``Bilinear``, ``EmbeddingBag``, ``Unfold``, ``Fold``, ``GaussianNLLLoss`` and
-``PoissonNLLLoss``: the modules over the functions of the same names in
-``pylucid.nn.functional``, with PyTorch's parameters, initialisation and options."""
+"""``Bilinear``, ``EmbeddingBag``, ``Unfold``, ``Fold``, ``GaussianNLLLoss``, ``PoissonNLLLoss``,
+``MultiLabelSoftMarginLoss``, ``MultiMarginLoss``, ``LocalResponseNorm``, ``ChannelShuffle`` and
+``Softmax2d``: the modules over the functions of the same names in ``pylucid.nn.functional``, with
+PyTorch's parameters, initialisation and options."""
 import math
 
 from ... import _C
@@ -12,7 +13,8 @@ from ..module import Module
 from ..parameter import Parameter
 from .loss import _Loss
 
-__all__ = ["Bilinear", "EmbeddingBag", "Fold", "GaussianNLLLoss", "PoissonNLLLoss", "Unfold"]
+__all__ = ["Bilinear", "ChannelShuffle", "EmbeddingBag", "Fold", "GaussianNLLLoss", "LocalResponseNorm",
+           "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "Softmax2d", "Unfold"]
 
 
 class Bilinear(Module):
@@ -163,3 +165,66 @@ class PoissonNLLLoss(_Loss):
     def forward(self, log_input, target):
         return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
                                   reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """See :func:`pylucid.nn.functional.multilabel_soft_margin_loss`."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class MultiMarginLoss(_Loss):
+    """See :func:`pylucid.nn.functional.multi_margin_loss`."""
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise _C.ShapeMismatch("MultiMarginLoss: only p == 1 and p == 2 supported")
+        self.p, self.margin = p, margin
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class LocalResponseNorm(Module):
+    """See :func:`pylucid.nn.functional.local_response_norm`."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class ChannelShuffle(Module):
+    """See :func:`pylucid.nn.functional.channel_shuffle`."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of ``(N, C, H, W)`` or ``(C, H, W)`` input."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise _C.ShapeMismatch(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3)
