@@ -38,6 +38,11 @@ SCHEDULES = [
     ("OneCycleLR", {"max_lr": [1.0, 2.0], "total_steps": 25}),
     ("OneCycleLR", {"max_lr": 1.0, "epochs": 5, "steps_per_epoch": 5, "anneal_strategy": "linear",
                     "three_phase": True}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": [0.1, 0.2], "step_size_up": 4, "step_size_down": 3}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 3, "mode": "triangular2"}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 5, "mode": "exp_range", "gamma": 0.9}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 2, "scale_fn": _mult, "scale_mode": "iterations",
+                  "cycle_momentum": False}),
 ]
 
 
@@ -65,6 +70,33 @@ def test_onecycle_cycles_adam_betas_like_torch():
     torch = pytest.importorskip("torch")
     kw = {"max_lr": 0.01, "total_steps": 20, "pct_start": 0.25}
     assert _trace(pylucid, "OneCycleLR", kw, 20, "Adam", {}) == _trace(torch, "OneCycleLR", kw, 20, "Adam", {})
+
+
+def test_cyclic_cycles_adam_betas_like_torch():
+    """With Adam, CyclicLR cycles beta1 inversely to the rate, as PyTorch does."""
+    torch = pytest.importorskip("torch")
+    kw = {"base_lr": 0.001, "max_lr": 0.01, "step_size_up": 3}
+    assert _trace(pylucid, "CyclicLR", kw, 20, "Adam", {}) == _trace(torch, "CyclicLR", kw, 20, "Adam", {})
+
+
+def test_cyclic_closed_form_without_torch():
+    """The triangular policy climbs linearly to max_lr and back, momentum moving the other way;
+    triangular2 halves the height each cycle; the state_dict round trip continues the sequence."""
+    opt = _opt(pylucid)
+    sched = L.CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2, mode="triangular2")
+    lrs, moms = [], []
+    for _ in range(9):
+        lrs.append(opt.param_groups[0]["lr"])
+        moms.append(opt.param_groups[0]["momentum"])
+        opt.step()
+        sched.step()
+    assert [round(v, 6) for v in lrs] == [0.1, 0.3, 0.5, 0.3, 0.1, 0.2, 0.3, 0.2, 0.1]
+    assert [round(v, 6) for v in moms[:3]] == [0.9, 0.85, 0.8]
+    sd = sched.state_dict()
+    again = L.CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2, mode="triangular2")
+    again.load_state_dict(sd)
+    again.step()
+    assert math.isclose(opt.param_groups[0]["lr"], 0.1 + 0.4 / 4)  # step 10: top of cycle 3
 
 
 def _sequential(lib):
@@ -174,3 +206,7 @@ def test_errors():
         L.ReduceLROnPlateau(opt, factor=2.0)
     with pytest.raises(ValueError, match="OneCycleLR"):
         L.OneCycleLR(optim.Adagrad([pylucid.zeros(1, requires_grad=True)]), max_lr=1.0, total_steps=3)
+    with pytest.raises(ValueError, match="CyclicLR"):
+        L.CyclicLR(opt, base_lr=0.1, max_lr=1.0, mode="sawtooth")
+    with pytest.raises(ValueError, match="CyclicLR"):
+        L.CyclicLR(optim.Adagrad([pylucid.zeros(1, requires_grad=True)]), base_lr=0.1, max_lr=1.0)

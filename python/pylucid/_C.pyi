@@ -2,7 +2,11 @@
 from __future__ import annotations
 import collections.abc
 import numpy
+import pylucid._index_ext
+import pylucid._math
 import pylucid._math_ext
+import pylucid._math_misc
+import pylucid.linalg
 import builtins
 import typing
 class LucidError(RuntimeError):
@@ -244,6 +248,14 @@ class Tensor:
         """
         In-place abs: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def absolute(self, *args, _fn = pylucid._math_misc.absolute, **kwargs):
+        """
+        Alias of ``abs``.
+        """
+    def absolute_(self, *args, **kwargs):
+        """
+        In-place absolute: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def acos(self) -> Tensor:
         """
         Arccosine (NaN outside [-1, 1]), elementwise (integers promote to float32).
@@ -294,6 +306,18 @@ class Tensor:
             [[4.0, 4.0], [4.0, 4.0]]
             
         """
+    def addmm_(self, *args, **kwargs):
+        """
+        In-place addmm: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def addmv(self, *args, _fn = pylucid._math_misc.addmv, **kwargs):
+        """
+        ``beta * input + alpha * (mat @ vec)``.
+        """
+    def addr(self, *args, _fn = pylucid._math_misc.addr, **kwargs):
+        """
+        ``beta * input + alpha * outer(vec1, vec2)``.
+        """
     def allclose(self, *args, **kwargs):
         """
         True when :func:`pylucid.isclose` holds everywhere (a Python bool).
@@ -305,6 +329,10 @@ class Tensor:
     def amin(self, dim: typing.Any = (), keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Smallest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
+        """
+    def aminmax(self, *args, _fn = pylucid._math_misc.aminmax, **kwargs):
+        """
+        ``(min, max)`` over all elements or along ``dim``, a named tuple.
         """
     def arccos(self) -> Tensor:
         """
@@ -380,6 +408,10 @@ class Tensor:
         >>> pylucid.argsort(pylucid.tensor([3, 1, 2])).tolist()
         [1, 2, 0]
         """
+    def argwhere(self, *args, _fn = pylucid._math_misc.argwhere, **kwargs):
+        """
+        The indices of the nonzero elements, one row each (``nonzero``).
+        """
     def asin(self) -> Tensor:
         """
         Arcsine (NaN outside [-1, 1]), elementwise (integers promote to float32).
@@ -438,9 +470,13 @@ class Tensor:
             [[[3.0]], [[3.0]]]
             
         """
-    def bernoulli(self, p: typing.Any = None, *, generator: typing.Any = None) -> Tensor:
+    def baddbmm_(self, *args, **kwargs):
         """
-        0/1 samples, 1 with probability input[i] (floating, values in [0, 1]); same shape and dtype as input. With p given, every element uses probability p instead.
+        In-place baddbmm: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def bernoulli(self, p = None, *, generator = None):
+        """
+        0/1 samples, 1 with probability ``self[i]`` (or ``p``); see :func:`pylucid.bernoulli`.
         """
     def bernoulli_(self, p: typing.Any = 0.5, *, generator: typing.Any = None) -> Tensor:
         """
@@ -470,9 +506,23 @@ class Tensor:
         """
         A view broadcast to `size` (stride 0 along the expanded dims); see Tensor.expand.
         """
+    def byte(self, memory_format = None):
+        """
+        This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
+            pylucid has one integer dtype).
+        """
     def ceil(self) -> Tensor:
         """
         Smallest integer >= input, in input's dtype (integers pass through); zero gradient.
+        """
+    def ceil_(self, *args, **kwargs):
+        """
+        In-place ceil: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def char(self, memory_format = None):
+        """
+        This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
+            pylucid has one integer dtype).
         """
     def chunk(self, chunks: typing.SupportsInt | typing.SupportsIndex, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
         """
@@ -494,9 +544,17 @@ class Tensor:
         """
         min(input, max): clamp with an upper bound only.
         """
+    def clamp_max_(self, *args, **kwargs):
+        """
+        In-place clamp_max: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def clamp_min(self, min: typing.Any) -> Tensor:
         """
         max(input, min): clamp with a lower bound only.
+        """
+    def clamp_min_(self, *args, **kwargs):
+        """
+        In-place clamp_min: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def clip(self, min: typing.Any = None, max: typing.Any = None) -> Tensor:
         """
@@ -505,6 +563,10 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.tensor([-2.0, 0.5, 3.0]).clamp(-1, 1).tolist()
         [-1.0, 0.5, 1.0]
+        """
+    def clip_(self, *args, **kwargs):
+        """
+        In-place clip: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def clone(self) -> Tensor:
         """
@@ -517,6 +579,10 @@ class Tensor:
     def copy_(self, arg0: Tensor) -> Tensor:
         """
         Copies src (broadcast to this shape, converted to this dtype) into this tensor in place and returns it. Recorded by autograd: the gradient flows to src (refused on a leaf that requires grad).
+        """
+    def corrcoef(self, *args, _fn = pylucid._math_misc.corrcoef, **kwargs):
+        """
+        Pearson correlation coefficients of the variables in the rows of ``input``.
         """
     def cos(self) -> Tensor:
         """
@@ -534,6 +600,15 @@ class Tensor:
         """
         In-place cosh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def count_nonzero(self, *args, _fn = pylucid._math_misc.count_nonzero, **kwargs):
+        """
+        How many elements are nonzero, in total or along ``dim`` (an int or tuple).
+        """
+    def cov(self, *args, _fn = pylucid._math_misc.cov, **kwargs):
+        """
+        The covariance matrix of the variables in the rows of ``input`` (observations in the
+            columns), with optional integer frequency and float observation weights.
+        """
     def cpu(self):
         """
         This tensor itself: pylucid tensors are always on the CPU (PyTorch returns self there too).
@@ -547,6 +622,15 @@ class Tensor:
         """
         Raises LucidError: pylucid has no CUDA device (check ``pylucid.cuda.is_available()``).
         """
+    def cummax(self, *args, _fn = pylucid._math_misc.cummax, **kwargs):
+        """
+        The running maximum along ``dim`` and where it was found, a named tuple
+            ``(values, indices)``; differentiable in values.
+        """
+    def cummin(self, *args, _fn = pylucid._math_misc.cummin, **kwargs):
+        """
+        The running minimum along ``dim`` and where it was found, ``(values, indices)``.
+        """
     def cumprod(self, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
         """
         Cumulative product along dim: out[i] = input[0] * ... * input[i]. dtype= converts the input first; integers and bool multiply in int64. The gradient is exact when the input holds zeros.
@@ -555,6 +639,10 @@ class Tensor:
         >>> pylucid.tensor([1.0, 2.0, 3.0]).cumprod(0).tolist()
         [1.0, 2.0, 6.0]
         """
+    def cumprod_(self, *args, **kwargs):
+        """
+        In-place cumprod: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def cumsum(self, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
         """
         Cumulative sum along dim: out[i] = input[0] + ... + input[i]. dtype= converts the input first; integers and bool sum to int64. The gradient is the reversed cumulative sum of the incoming one.
@@ -562,6 +650,10 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.tensor([1, 2, 3]).cumsum(0).tolist()
         [1, 3, 6]
+        """
+    def cumsum_(self, *args, **kwargs):
+        """
+        In-place cumsum: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def data_ptr(self) -> builtins.int:
         """
@@ -574,6 +666,10 @@ class Tensor:
     def deg2rad_(self, *args, **kwargs):
         """
         In-place deg2rad: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def det(self, _fn = pylucid.linalg.det):
+        """
+        The determinant of each square matrix in ``A``; gradient ``g * det(A) * A^-T``.
         """
     def detach(self) -> Tensor:
         """
@@ -593,6 +689,15 @@ class Tensor:
             [[1, 0], [0, 2]]
             
         """
+    def diag_embed(self, *args, _fn = pylucid._math_misc.diag_embed, **kwargs):
+        """
+        A tensor whose diagonals (``offset``, in the plane of ``dim1``/``dim2``) hold the last dim of
+            ``input``; differentiable.
+        """
+    def diagflat(self, *args, _fn = pylucid._math_misc.diagflat, **kwargs):
+        """
+        A 2-d tensor with the flattened input on its ``offset`` diagonal.
+        """
     def diagonal(self, offset: typing.SupportsInt | typing.SupportsIndex = 0, dim1: typing.SupportsInt | typing.SupportsIndex = 0, dim2: typing.SupportsInt | typing.SupportsIndex = 1) -> Tensor:
         """
         The diagonal of the (dim1, dim2) planes as a view, as the last dim: offset > 0 above the main diagonal, < 0 below.
@@ -601,21 +706,37 @@ class Tensor:
         >>> pylucid.arange(9).reshape(3, 3).diagonal(1).tolist()
         [1, 5]
         """
+    def diff(self, *args, _fn = pylucid._math_misc.diff, **kwargs):
+        """
+        The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first).
+        """
     def dim(self) -> builtins.int:
         """
         The number of dims (0 for a scalar tensor); same as the ndim property.
         """
-    def div(self, *args, **kwargs):
+    def dist(self, *args, _fn = pylucid._math_misc.dist, **kwargs):
         """
-        self / other (true division), elementwise with broadcasting.
+        The ``p``-norm of ``input - other``.
         """
-    def div_(self, arg0: typing.Any) -> typing.Any:
+    def div(self, *args, _fn = pylucid._math.div, **kwargs):
         """
-        self /= other in place (true division: self must be floating; other broadcast to self's shape) and returns self; recorded by autograd (refused on a leaf that requires grad).
+        ``input / other`` with broadcasting: true division when ``rounding_mode`` is None,
+            ``"trunc"`` rounds the quotient toward zero and ``"floor"`` toward minus infinity (integer
+            inputs then stay integer). The rounded quotients have a zero gradient, as in PyTorch.
         """
-    def divide(self, *args, **kwargs):
+    def div_(self, other, *, rounding_mode = None):
         """
-        Alias of div.
+        In-place div: ``self / other`` written into self (``rounding_mode`` as in :func:`div`).
+        """
+    def divide(self, *args, _fn = pylucid._math.div, **kwargs):
+        """
+        ``input / other`` with broadcasting: true division when ``rounding_mode`` is None,
+            ``"trunc"`` rounds the quotient toward zero and ``"floor"`` toward minus infinity (integer
+            inputs then stay integer). The rounded quotients have a zero gradient, as in PyTorch.
+        """
+    def divide_(self, *args, **kwargs):
+        """
+        In-place divide: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def dot(self, other: Tensor) -> Tensor:
         """
@@ -633,6 +754,10 @@ class Tensor:
         """
         input == other, elementwise. Returns a bool tensor (broadcast shapes).
         """
+    def eq_(self, *args, **kwargs):
+        """
+        In-place eq: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def equal(self, *args, **kwargs):
         """
         True when both tensors have the same shape and the same values (a Python bool).
@@ -641,6 +766,10 @@ class Tensor:
         """
         The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt (integers promote to float32).
         """
+    def erf_(self, *args, **kwargs):
+        """
+        In-place erf: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def erfc(self) -> Tensor:
         """
         1 - erf(input), accurate where erf is near 1, elementwise (integers promote to float32).
@@ -648,6 +777,16 @@ class Tensor:
     def erfc_(self, *args, **kwargs):
         """
         In-place erfc: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def erfinv(self, *args, _fn = pylucid._index_ext.erfinv, **kwargs):
+        """
+        The inverse error function, elementwise (``erf(erfinv(y)) == y`` on ``(-1, 1)``, +-inf at
+            +-1, NaN outside); differentiable (``sqrt(pi)/2 * exp(erfinv(y)**2)``, to every order).
+            Results are the float64 value rounded to the input's dtype.
+        """
+    def erfinv_(self, *args, **kwargs):
+        """
+        In-place erfinv: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def exp(self) -> Tensor:
         """
@@ -677,6 +816,10 @@ class Tensor:
         """
         exp(input) - 1, accurate for small input (integers promote to float32).
         """
+    def expm1_(self, *args, **kwargs):
+        """
+        In-place expm1: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def exponential_(self, lambd: typing.Any = 1.0, *, generator: typing.Any = None) -> Tensor:
         """
         Fills self (floating) in place with exponential samples of rate lambd and returns self.
@@ -685,9 +828,18 @@ class Tensor:
         """
         Sets every element to value (converted to this dtype) in place and returns self; the old value's history is dropped (refused on a leaf that requires grad while grad mode is on).
         """
+    def fill_diagonal_(self, fill_value, wrap = False):
+        """
+        Fills the main diagonal with ``fill_value`` in place (a 2-d tensor, or one whose dims are all
+            equal); with ``wrap`` a tall matrix's diagonal restarts every ``cols + 1`` rows, as PyTorch's.
+        """
     def fix(self) -> Tensor:
         """
         Alias of trunc.
+        """
+    def fix_(self, *args, **kwargs):
+        """
+        In-place fix: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def flatten(self, start_dim: typing.SupportsInt | typing.SupportsIndex = 0, end_dim: typing.SupportsInt | typing.SupportsIndex = -1) -> Tensor:
         """
@@ -709,9 +861,17 @@ class Tensor:
         """
         This tensor converted to pylucid.float32 (self when it already is).
         """
+    def float_power(self, *args, _fn = pylucid._math_misc.float_power, **kwargs):
+        """
+        ``input ** exponent`` computed in float64 (the result is float64).
+        """
     def floor(self) -> Tensor:
         """
         Largest integer <= input, in input's dtype (integers pass through); zero gradient.
+        """
+    def floor_(self, *args, **kwargs):
+        """
+        In-place floor: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def floor_divide(self, other: typing.Any) -> Tensor:
         """
@@ -721,6 +881,18 @@ class Tensor:
         >>> pylucid.floor_divide(pylucid.tensor([-3, 3]), 2).tolist()
         [-2, 1]
         """
+    def floor_divide_(self, *args, **kwargs):
+        """
+        In-place floor_divide: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def fmax(self, *args, _fn = pylucid._math_misc.fmax, **kwargs):
+        """
+        The elementwise maximum, ignoring a NaN when the other value is not NaN.
+        """
+    def fmin(self, *args, _fn = pylucid._math_misc.fmin, **kwargs):
+        """
+        The elementwise minimum, ignoring a NaN when the other value is not NaN.
+        """
     def fmod(self, other: typing.Any) -> Tensor:
         """
         input - other * trunc(input / other), elementwise with broadcasting: the result has input's sign (C's fmod). Integer division by zero raises.
@@ -728,6 +900,10 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.fmod(pylucid.tensor([-3, 3]), 2).tolist()
         [-1, 1]
+        """
+    def fmod_(self, *args, **kwargs):
+        """
+        In-place fmod: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def frac(self, *args, **kwargs):
         """
@@ -744,6 +920,10 @@ class Tensor:
     def ge(self, *args, **kwargs):
         """
         input >= other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def ge_(self, *args, **kwargs):
+        """
+        In-place ge: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def gelu(self, *args, **kwargs):
         """
@@ -763,17 +943,33 @@ class Tensor:
         """
         input > other, elementwise. Returns a bool tensor (broadcast shapes).
         """
+    def greater_(self, *args, **kwargs):
+        """
+        In-place greater: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def greater_equal(self, *args, **kwargs):
         """
         input >= other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def greater_equal_(self, *args, **kwargs):
+        """
+        In-place greater_equal: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def gt(self, *args, **kwargs):
         """
         input > other, elementwise. Returns a bool tensor (broadcast shapes).
         """
+    def gt_(self, *args, **kwargs):
+        """
+        In-place gt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def half(self):
         """
         This tensor converted to pylucid.float16 (self when it already is).
+        """
+    def heaviside(self, *args, _fn = pylucid._math_misc.heaviside, **kwargs):
+        """
+        The Heaviside step: 0 below zero, 1 above, ``values`` at zero.
         """
     def histc(self, bins: typing.SupportsInt | typing.SupportsIndex = 100, min: typing.SupportsFloat | typing.SupportsIndex = 0.0, max: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> Tensor:
         """
@@ -791,14 +987,59 @@ class Tensor:
         """
         In-place hypot: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def index_add(self, *args, _fn = pylucid._index_ext.index_add, **kwargs):
+        """
+        ``input`` with ``alpha * source[..., j, ...]`` added to slice ``index[j]`` along ``dim``
+            (repeated indices add up); differentiable in input and source.
+        """
+    def index_add_(self, *args, **kwargs):
+        """
+        In-place index_add: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def index_copy(self, *args, _fn = pylucid._index_ext.index_copy, **kwargs):
+        """
+        ``input`` with slice ``index[j]`` along ``dim`` replaced by ``source``'s slice ``j``;
+            differentiable in input and source (with repeated indices the last copy wins).
+        """
+    def index_copy_(self, *args, **kwargs):
+        """
+        In-place index_copy: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def index_fill(self, *args, _fn = pylucid._index_ext.index_fill, **kwargs):
+        """
+        ``input`` with the slices ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor);
+            differentiable in input (and in a 0-d tensor value).
+        """
+    def index_fill_(self, *args, **kwargs):
+        """
+        In-place index_fill: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def index_put(self, *args, _fn = pylucid._index_ext.index_put, **kwargs):
+        """
+        ``input`` with ``values`` written at ``input[indices]`` (a tuple of index tensors), or added
+            there with ``accumulate`` (repeated positions add up); differentiable in input and values.
+        """
+    def index_put_(self, *args, **kwargs):
+        """
+        In-place index_put: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def index_select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         """
         The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
+        """
+    def inner(self, *args, _fn = pylucid._math_misc.inner, **kwargs):
+        """
+        The inner product over the last dims (a product with a scalar when either is 0-d).
         """
     def int(self, memory_format = None):
         """
         This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
             pylucid has one integer dtype).
+        """
+    def inverse(self, _fn = pylucid.linalg.inv):
+        """
+        The inverse of each square matrix in ``A`` (``(*, n, n)``); raises LucidError for a
+            singular matrix. Gradient ``-A^-T g A^-T``.
         """
     def is_contiguous(self) -> builtins.bool:
         """
@@ -816,6 +1057,10 @@ class Tensor:
     def isfinite(self) -> Tensor:
         """
         Bool tensor: True where input is neither inf nor NaN.
+        """
+    def isin(self, *args, _fn = pylucid._math_misc.isin, **kwargs):
+        """
+        Bool tensor: whether each element of ``elements`` is in ``test_elements``.
         """
     def isinf(self) -> Tensor:
         """
@@ -841,9 +1086,18 @@ class Tensor:
         """
         The Kronecker product: out[i*p + k, j*q + l] = input[i, j] * other[k, l] (any number of dims).
         """
+    def kthvalue(self, *args, _fn = pylucid._index_ext.kthvalue, **kwargs):
+        """
+        The ``k``-th smallest element along ``dim`` and its index, a named tuple
+            ``(values, indices)``; differentiable in values.
+        """
     def le(self, *args, **kwargs):
         """
         input <= other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def le_(self, *args, **kwargs):
+        """
+        In-place le: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def lerp(self, *args, **kwargs):
         """
@@ -858,9 +1112,17 @@ class Tensor:
         """
         input < other, elementwise. Returns a bool tensor (broadcast shapes).
         """
+    def less_(self, *args, **kwargs):
+        """
+        In-place less: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def less_equal(self, *args, **kwargs):
         """
         input <= other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def less_equal_(self, *args, **kwargs):
+        """
+        In-place less_equal: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def log(self) -> Tensor:
         """
@@ -877,6 +1139,10 @@ class Tensor:
     def log1p(self) -> Tensor:
         """
         log(1 + input), accurate for small input (integers promote to float32).
+        """
+    def log1p_(self, *args, **kwargs):
+        """
+        In-place log1p: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def log2(self) -> Tensor:
         """
@@ -906,21 +1172,45 @@ class Tensor:
         """
         In-place logaddexp: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def logcumsumexp(self, *args, _fn = pylucid._math_misc.logcumsumexp, **kwargs):
+        """
+        ``log(cumsum(exp(input)))`` along ``dim``, computed stably; differentiable.
+        """
+    def logdet(self, _fn = pylucid.linalg.logdet):
+        """
+        ``log(det(A))`` (``torch.logdet``): NaN for a negative determinant, -inf for zero.
+        """
     def logical_and(self, *args, **kwargs):
         """
         True where both are nonzero; a bool tensor.
+        """
+    def logical_and_(self, *args, **kwargs):
+        """
+        In-place logical_and: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def logical_not(self, *args, **kwargs):
         """
         True where input is zero; a bool tensor.
         """
+    def logical_not_(self, *args, **kwargs):
+        """
+        In-place logical_not: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def logical_or(self, *args, **kwargs):
         """
         True where either is nonzero; a bool tensor.
         """
+    def logical_or_(self, *args, **kwargs):
+        """
+        In-place logical_or: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def logical_xor(self, *args, **kwargs):
         """
         True where exactly one is nonzero; a bool tensor.
+        """
+    def logical_xor_(self, *args, **kwargs):
+        """
+        In-place logical_xor: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def logit(self, *args, **kwargs):
         """
@@ -945,6 +1235,10 @@ class Tensor:
     def lt(self, *args, **kwargs):
         """
         input < other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def lt_(self, *args, **kwargs):
+        """
+        In-place lt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def masked_fill(self, mask: Tensor, value: typing.Any) -> Tensor:
         """
@@ -982,6 +1276,11 @@ class Tensor:
         """
         Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). An empty reduction gives NaN.
         """
+    def median(self, *args, _fn = pylucid._math_misc.median, **kwargs):
+        """
+        The lower of the two middle values (NaN if there is one): over all elements (a 0-d tensor),
+            or along ``dim`` as a named tuple ``(values, indices)``; differentiable.
+        """
     def min(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
         """
         min(input): the smallest element (0-d). min(input, dim, keepdim=False): a named tuple (values, indices). min(input, other): minimum. NaN propagates; the gradient is split evenly among ties.
@@ -1002,6 +1301,10 @@ class Tensor:
         """
         A view with the dims in `source` moved to the positions in `destination`; the others keep their order.
         """
+    def msort(self, *args, _fn = pylucid._math_misc.msort, **kwargs):
+        """
+        ``input`` sorted along dim 0 (values only).
+        """
     def mul(self, *args, **kwargs):
         """
         self * other, elementwise with broadcasting (other a Tensor or number).
@@ -1018,6 +1321,14 @@ class Tensor:
         """
         Alias of mul.
         """
+    def multiply_(self, *args, **kwargs):
+        """
+        In-place multiply: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def mv(self, *args, _fn = pylucid._math_misc.mv, **kwargs):
+        """
+        Matrix times vector.
+        """
     def nan_to_num(self, *args, **kwargs):
         """
         NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0, the dtype's
@@ -1026,6 +1337,22 @@ class Tensor:
     def nan_to_num_(self, *args, **kwargs):
         """
         In-place nan_to_num: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def nanmean(self, *args, _fn = pylucid._math_misc.nanmean, **kwargs):
+        """
+        The mean of the non-NaN elements.
+        """
+    def nanmedian(self, *args, _fn = pylucid._math_misc.nanmedian, **kwargs):
+        """
+        :func:`median` ignoring NaNs.
+        """
+    def nanquantile(self, *args, _fn = pylucid._math_misc.nanquantile, **kwargs):
+        """
+        :func:`quantile` ignoring NaNs.
+        """
+    def nansum(self, *args, _fn = pylucid._math_misc.nansum, **kwargs):
+        """
+        The sum treating NaNs as zero.
         """
     def narrow(self, dim: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -1038,6 +1365,10 @@ class Tensor:
     def ne(self, *args, **kwargs):
         """
         input != other, elementwise. Returns a bool tensor (broadcast shapes).
+        """
+    def ne_(self, *args, **kwargs):
+        """
+        In-place ne: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def neg(self) -> Tensor:
         """
@@ -1095,6 +1426,10 @@ class Tensor:
         """
         input != other, elementwise. Returns a bool tensor (broadcast shapes).
         """
+    def not_equal_(self, *args, **kwargs):
+        """
+        In-place not_equal: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def numel(self) -> builtins.int:
         """
         The number of elements, the product of the shape (1 for a 0-d tensor, 0 when a dim is 0).
@@ -1128,6 +1463,12 @@ class Tensor:
         """
         Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
         """
+    def quantile(self, *args, _fn = pylucid._math_misc.quantile, **kwargs):
+        """
+        The ``q``-quantiles (a number or 1-d tensor in [0, 1]) over all elements or along ``dim``,
+            interpolating between order statistics as PyTorch does (``"linear"``, ``"lower"``,
+            ``"higher"``, ``"midpoint"``, ``"nearest"``); a tensor ``q`` adds a leading dim.
+        """
     def rad2deg(self, *args, **kwargs):
         """
         Radians to degrees, elementwise (integers promote to float32).
@@ -1140,9 +1481,17 @@ class Tensor:
         """
         Fills self in place with integers: uniform in [from, to), in [0, to) given one bound, or over [0, 2**mantissa] (floats) / [0, 2**63) (int64) given none; returns self.
         """
+    def ravel(self, *args, _fn = pylucid._math_misc.ravel, **kwargs):
+        """
+        The elements of ``input`` as a 1-d tensor.
+        """
     def reciprocal(self, *args, **kwargs):
         """
         1 / input, elementwise; differentiable.
+        """
+    def reciprocal_(self, *args, **kwargs):
+        """
+        In-place reciprocal: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def register_hook(self, hook):
         """
@@ -1177,6 +1526,10 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.remainder(pylucid.tensor([-3, 3]), 2).tolist()
         [1, 1]
+        """
+    def remainder_(self, *args, **kwargs):
+        """
+        In-place remainder: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def repeat(self, *sizes):
         """
@@ -1214,6 +1567,11 @@ class Tensor:
         ``input`` rolled by ``shifts`` along ``dims`` (elements leaving one end re-enter at the
             other); without dims, over the flattened tensor. Differentiable.
         """
+    def rot90(self, *args, _fn = pylucid._math_misc.rot90, **kwargs):
+        """
+        ``input`` rotated by 90 degrees ``k`` times in the plane of ``dims`` (from the first towards
+            the second); differentiable.
+        """
     def round(self, *, decimals: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
         """
         Round half to even, in input's dtype (floating inputs); decimals rounds to that many decimal places (negative: to tens, hundreds, ...). Zero gradient.
@@ -1224,6 +1582,10 @@ class Tensor:
         >>> pylucid.round(pylucid.tensor([0.5, 1.5, 2.5])).tolist()
         [0.0, 2.0, 2.0]
         """
+    def round_(self, *args, **kwargs):
+        """
+        In-place round: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def rsqrt(self) -> Tensor:
         """
         1 / sqrt(input), elementwise (integers promote to float32).
@@ -1232,6 +1594,16 @@ class Tensor:
         """
         In-place rsqrt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def scatter(self, *args, _fn = pylucid._index_ext.scatter, **kwargs):
+        """
+        ``input`` with ``src[i][j]`` (or ``value``) written at ``index[i][j]`` along ``dim`` (for
+            dim 1); with repeated positions the last write wins, as PyTorch's CPU loop. ``reduce="add"``
+            or ``"multiply"`` combines instead (see :func:`scatter_reduce`). Differentiable in input and src.
+        """
+    def scatter_(self, *args, **kwargs):
+        """
+        In-place scatter: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def scatter_add(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, src: Tensor) -> Tensor:
         """
         A copy of input with src added at the positions `index` names along `dim` (repeated positions add up).
@@ -1239,6 +1611,16 @@ class Tensor:
     def scatter_add_(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, src: Tensor) -> Tensor:
         """
         In-place scatter_add: adds src (self's dtype) at the positions the int64 index names along dim (repeated positions add up) and returns self; not recorded by autograd (refused on a tensor that requires grad while grad mode is on).
+        """
+    def scatter_reduce(self, *args, _fn = pylucid._index_ext.scatter_reduce, **kwargs):
+        """
+        ``input`` with the elements of ``src`` combined into the positions ``index`` names along
+            ``dim`` by ``reduce`` (``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``), ``input``'s
+            own value taking part when ``include_self``; differentiable in input and src.
+        """
+    def scatter_reduce_(self, *args, **kwargs):
+        """
+        In-place scatter_reduce: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -1251,6 +1633,11 @@ class Tensor:
     def sgn_(self, *args, **kwargs):
         """
         In-place sgn: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def short(self, memory_format = None):
+        """
+        This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
+            pylucid has one integer dtype).
         """
     def sigmoid(self) -> Tensor:
         """
@@ -1286,6 +1673,10 @@ class Tensor:
         """
         In-place sin: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def sinc(self, *args, _fn = pylucid._math_misc.sinc, **kwargs):
+        """
+        The normalised sinc ``sin(pi x) / (pi x)`` (1 at 0, with gradient 0 there); differentiable.
+        """
     def sinh(self) -> Tensor:
         """
         Hyperbolic sine, elementwise (integers promote to float32).
@@ -1297,6 +1688,11 @@ class Tensor:
     def size(self, dim = None):
         """
         The shape, or its length along ``dim``.
+        """
+    def slogdet(self, _fn = pylucid.linalg.slogdet):
+        """
+        ``(sign, logabsdet)`` of each square matrix in ``A``, a named tuple; differentiable in
+            logabsdet (gradient ``g * A^-T``).
         """
     def softmax(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -1358,6 +1754,10 @@ class Tensor:
         """
         input - alpha * other, elementwise with broadcasting (other a Tensor or number).
         """
+    def subtract_(self, *args, **kwargs):
+        """
+        In-place subtract: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def sum(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, dtype: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """
         Sum over dim (an int, a tuple, or None for all) with keepdim. Integers and bool sum to int64; dtype= accumulates and returns in that dtype. float32 accumulates in double.
@@ -1365,6 +1765,10 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.tensor([[1.0, 2.0], [3.0, 4.0]]).sum(dim=0).tolist()
         [4.0, 6.0]
+        """
+    def sum_to_size(self, *size):
+        """
+        This tensor summed over the dims that broadcasting ``size`` to its shape would expand.
         """
     def swapaxes(self, axis0: typing.SupportsInt | typing.SupportsIndex, axis1: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -1377,6 +1781,15 @@ class Tensor:
     def t(self) -> Tensor:
         """
         The transpose of a tensor with <= 2 dims (0-d and 1-d tensors come back unchanged).
+        """
+    def take(self, *args, _fn = pylucid._index_ext.take, **kwargs):
+        """
+        The elements of ``input`` (as if flattened) at ``index``, in index's shape; differentiable.
+        """
+    def take_along_dim(self, *args, _fn = pylucid._math_misc.take_along_dim, **kwargs):
+        """
+        Values of ``input`` at ``indices`` along ``dim`` (input and indices broadcast in the other
+            dims), or from the flattened input when ``dim`` is None; differentiable.
         """
     def tan(self) -> Tensor:
         """
@@ -1393,6 +1806,11 @@ class Tensor:
     def tanh_(self, *args, **kwargs):
         """
         In-place tanh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def tensor_split(self, *args, _fn = pylucid._math_misc.tensor_split, **kwargs):
+        """
+        Views of ``input`` split along ``dim``: into ``n`` nearly equal parts (the first ones one
+            longer), or at the given indices.
         """
     def tensordot(self, *args, **kwargs):
         """
@@ -1436,17 +1854,33 @@ class Tensor:
         """
         The lower triangle of the last two dims: elements with col - row <= diagonal kept, the rest zeroed.
         """
+    def tril_(self, *args, **kwargs):
+        """
+        In-place tril: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def triu(self, diagonal: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
         """
         The upper triangle of the last two dims: elements with col - row >= diagonal kept, the rest zeroed.
         """
-    def true_divide(self, *args, **kwargs):
+    def triu_(self, *args, **kwargs):
         """
-        Alias of div.
+        In-place triu: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def true_divide(self, *args, _fn = pylucid._math.true_divide, **kwargs):
+        """
+        ``input / other`` (true division); alias of :func:`div` without a rounding mode.
+        """
+    def true_divide_(self, *args, **kwargs):
+        """
+        In-place true_divide: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def trunc(self) -> Tensor:
         """
         input rounded toward zero, in input's dtype (integers pass through); zero gradient.
+        """
+    def trunc_(self, *args, **kwargs):
+        """
+        In-place trunc: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def type(self, dtype = None, non_blocking = False, **kwargs):
         """
@@ -1465,17 +1899,20 @@ class Tensor:
         """
         Dim `dim` split into `sizes` (one -1 is inferred); a view.
         """
+    def unfold(self, dimension, size, step):
+        """
+        The slices of length ``size`` taken every ``step`` along ``dimension``, as a new last dim
+            (``x.unfold(0, 3, 2)`` of ``arange(6)`` is ``[[0, 1, 2], [2, 3, 4]]``); differentiable.
+        """
     def uniform_(self, from_: typing.Any = 0.0, to: typing.Any = 1.0, *, generator: typing.Any = None) -> Tensor:
         """
         Fills self (floating) in place with samples uniform in [from, to) and returns self; not recorded by autograd. Draws from generator (default: the one pylucid.manual_seed seeds) as PyTorch does.
         """
-    def unique(self, sorted: builtins.bool = True, return_inverse: builtins.bool = False, return_counts: builtins.bool = False, dim: typing.Any = None) -> typing.Any:
+    def unique(self, *args, _fn = pylucid._math_ext.unique, **kwargs):
         """
-        The sorted distinct values of input (flattened); with return_inverse each element's index into them (input's shape), with return_counts how often each occurs: a tensor, or a tuple when either flag is set. NaNs are all distinct. Only dim=None is supported; sorted=False returns them sorted too.
-        
-        >>> import pylucid
-        >>> pylucid.unique(pylucid.tensor([3, 1, 3])).tolist()
-        [1, 3]
+        The sorted distinct values of ``input`` (flattened), or with ``dim`` the distinct slices
+            along that dim; with ``return_inverse`` each element's (slice's) index into them and with
+            ``return_counts`` how often each occurs: a tensor, or a tuple when either flag is set.
         """
     def unsqueeze(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -1496,6 +1933,10 @@ class Tensor:
     def where(self, condition: typing.Any, other: typing.Any) -> Tensor:
         """
         pylucid.where(condition, self, other): self where condition is True, else other (a Tensor or number), all broadcast; differentiable in self and other.
+        """
+    def xlogy(self, *args, _fn = pylucid._math_misc.xlogy, **kwargs):
+        """
+        ``input * log(other)``, 0 where input is 0 (NaN where other is); differentiable.
         """
     def zero_(self) -> Tensor:
         """
@@ -1541,6 +1982,11 @@ class Tensor:
         The backward node that produced this tensor; None for a leaf.
         """
     @property
+    def is_cpu(self):
+        """
+        True: pylucid tensors live on the CPU.
+        """
+    @property
     def is_cuda(self):
         """
         False: pylucid tensors live on the CPU.
@@ -1551,9 +1997,19 @@ class Tensor:
         True when the tensor has no grad_fn, as tensors created by the user and every tensor that does not require grad are. Only leaves get .grad filled by backward (unless retain_grad() was called).
         """
     @property
+    def itemsize(self):
+        """
+        The size of one element in bytes.
+        """
+    @property
     def mT(self) -> Tensor:
         """
         A view with the last two dims swapped (a batch of transposed matrices); needs ndim >= 2.
+        """
+    @property
+    def nbytes(self):
+        """
+        The size of the elements in bytes.
         """
     @property
     def ndim(self) -> builtins.int:

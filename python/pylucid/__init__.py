@@ -43,17 +43,20 @@ from ._random import *  # noqa: E402,F401,F403
 from ._device import *  # noqa: E402,F401,F403
 from . import _compat  # noqa: E402,F401  (Tensor surface: legacy constructors, methods, copies)
 from ._compat import *  # noqa: E402,F401,F403
-from ._math_more import _attach_inplace  # noqa: E402
+from ._index_ext import *  # noqa: E402,F401,F403
+from ._math_misc import *  # noqa: E402,F401,F403
 
-_attach_inplace()
+_compat._attach_inplace()
 from .amp import autocast  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
-from . import autograd, backends, cuda, linalg, nn, ops, optim, testing  # noqa: E402,F401
+from . import autograd, backends, cuda, distributions, linalg, nn, ops, optim, testing  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
+from .linalg import det, logdet, slogdet  # noqa: E402,F401
+from .linalg import inv as inverse  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
-from . import _math, _math_ext, _out, _shape, _tensor  # noqa: E402
+from . import _index_ext, _math, _math_ext, _out, _shape, _tensor  # noqa: E402
 
-_out.install(globals(), (_math, _math_ext, _shape, _compat, _tensor))
+_out.install(globals(), (_math, _math_ext, _shape, _compat, _tensor, _index_ext))
 
 int = _C.dtype.int64  # noqa: A001  (PyTorch's torch.int; pylucid's one integer dtype is int64)
 

@@ -651,12 +651,10 @@ def _attach():
     for n in names:
         if n in funcs and n not in vars(Tensor):
             setattr(Tensor, n, _method(funcs[n], n))
-    for n in ["abs", "exp", "log", "sqrt", "rsqrt", "neg", "sin", "cos", "tanh", "sigmoid", "pow", "square",
-              "sign", "negative"]:
-        if n + "_" not in vars(Tensor):
-            setattr(Tensor, n + "_", _inplace(getattr(Tensor, n), n + "_"))
     Tensor.repeat = _repeat
     Tensor.int = _int_method
+    for name in ("byte", "char", "short"):  # PyTorch's 8/16-bit integer casts: pylucid's one integer dtype
+        setattr(Tensor, name, _int_method)
     Tensor.flip = _varargs_method(flip, "flip", "dims")
     Tensor.tile = _varargs_method(tile, "tile", "dims")
     Tensor.new_zeros = _new_factory("new_zeros", 0)
@@ -681,3 +679,32 @@ def _attach():
 
 
 _attach()
+
+# The one table of in-place methods: for each name, ``x.<name>_(...)`` computes ``x.<name>(...)``
+# and writes it into x through ``_inplace`` (recorded by autograd as PyTorch records it). Names
+# whose in-place form the extension defines itself (``add_``, ``mul_``, ``clamp_``, ...) keep it.
+INPLACE_OPS = (
+    # elementwise math
+    "abs", "absolute", "neg", "negative", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
+    "square", "reciprocal", "sign", "sgn", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+    "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "tanh", "sigmoid", "logit",
+    "erf", "erfc", "erfinv", "floor", "ceil", "round", "trunc", "fix", "frac", "deg2rad", "rad2deg", "nan_to_num",
+    "clamp_min", "clamp_max", "clip",
+    # binary and ternary
+    "pow", "multiply", "divide", "true_divide", "subtract", "floor_divide", "remainder", "fmod", "atan2",
+    "arctan2", "hypot", "logaddexp", "lerp", "addcmul", "addcdiv", "addmm", "baddbmm",
+    # comparisons and logic (the result is converted to self's dtype)
+    "eq", "ne", "not_equal", "lt", "less", "le", "less_equal", "gt", "greater", "ge", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    # scans, triangles, indexing
+    "cumsum", "cumprod", "tril", "triu", "index_add", "index_copy", "index_fill", "index_put", "scatter",
+    "scatter_reduce",
+)
+
+
+def _attach_inplace():
+    """Adds ``x.<name>_`` for every name of :data:`INPLACE_OPS` pylucid has (called once every module
+    that defines Tensor methods is loaded)."""
+    for n in INPLACE_OPS:
+        if n + "_" not in vars(Tensor) and hasattr(Tensor, n):
+            setattr(Tensor, n + "_", _inplace(getattr(Tensor, n), n + "_"))

@@ -15,7 +15,10 @@ this module re-exports the free functions under PyTorch's names.
 >>> (x @ x).shape
 pylucid.Size([2, 2])
 """
+import numpy as _np
+
 from . import _C
+from ._C import Tensor, dtype
 from ._out import write_out as _write_out
 
 __all__ = [
@@ -62,7 +65,43 @@ def _scaled(other, alpha, op):
 
 
 mul = multiply = _C.mul
-div = divide = true_divide = _C.div
+
+
+def _int_trunc_div(a, b):
+    """Integer quotient rounded toward zero (numpy's // floors)."""
+    an, bn = (_np.asarray(x.numpy() if isinstance(x, Tensor) else x, dtype=_np.int64) for x in (a, b))
+    if (bn == 0).any():
+        raise _C.LucidError("div: ZeroDivisionError (integer division by zero)")
+    q = _np.abs(an) // _np.abs(bn) * _np.sign(an) * _np.sign(bn)
+    return _C._from_numpy(_np.ascontiguousarray(q))
+
+
+def div(input, other, *, rounding_mode=None):
+    """``input / other`` with broadcasting: true division when ``rounding_mode`` is None,
+    ``"trunc"`` rounds the quotient toward zero and ``"floor"`` toward minus infinity (integer
+    inputs then stay integer). The rounded quotients have a zero gradient, as in PyTorch."""
+    if rounding_mode is None:
+        return _C.div(input, other)
+    if rounding_mode == "floor":
+        return _C.floor_divide(input, other)
+    if rounding_mode != "trunc":
+        raise _C.ShapeMismatch(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                               f"{rounding_mode!r}")
+    ints = all(not isinstance(x, Tensor) and isinstance(x, int) or isinstance(x, Tensor) and
+               x.dtype in (dtype.int64, dtype.bool) for x in (input, other))
+    if ints:
+        return _int_trunc_div(input, other)
+    return _C.trunc(_C.div(input, other))
+
+
+divide = div
+
+
+def true_divide(input, other):
+    """``input / other`` (true division); alias of :func:`div` without a rounding mode."""
+    return _C.div(input, other)
+
+
 pow = _C.pow
 maximum = _C.maximum
 minimum = _C.minimum

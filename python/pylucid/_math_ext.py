@@ -13,6 +13,8 @@ pylucid.Size([2, 4])
 """
 import builtins as _builtins
 
+import numpy as _np
+
 from . import _C
 
 __all__ = ["remainder", "fmod", "floor_divide", "cumsum", "cumprod", "sort", "argsort", "topk", "diagonal",
@@ -28,10 +30,33 @@ sort = _C.sort
 argsort = _C.argsort
 topk = _C.topk
 diagonal = _C.diagonal
-unique = _C.unique
 bincount = _C.bincount
 histc = _C.histc
 searchsorted = _C.searchsorted
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The sorted distinct values of ``input`` (flattened), or with ``dim`` the distinct slices
+    along that dim; with ``return_inverse`` each element's (slice's) index into them and with
+    ``return_counts`` how often each occurs: a tensor, or a tuple when either flag is set."""
+    if dim is None:
+        return _C.unique(input, sorted, return_inverse, return_counts)
+    _check_tensor("unique", "input", input)
+    n = max(input.dim(), 1)
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -n <= dim < n:
+        raise _C.IndexOutOfRange(f"unique: dim {dim!r} out of range for a tensor with {input.dim()} dims")
+    dim %= n
+    arr = input.detach()
+    arr = (arr.float() if arr.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else arr).numpy()
+    vals, inv, counts = _np.unique(arr, axis=dim, return_inverse=True, return_counts=True)
+    out = _C._from_numpy(_np.ascontiguousarray(vals)).to(input.dtype)
+    extra = ([_int_tensor(inv.reshape(-1))] if return_inverse else []) + \
+        ([_int_tensor(counts)] if return_counts else [])
+    return (out, *extra) if extra else out
+
+
+def _int_tensor(a):
+    return _C._from_numpy(_np.ascontiguousarray(_np.asarray(a, dtype=_np.int64)))
 
 
 def _check_tensor(op, name, t):

@@ -322,14 +322,3 @@ def _attach():
 
 
 _attach()
-
-
-def _attach_inplace():
-    """x.tan_(), x.lerp_(end, w), x.addcmul_(a, b), ...: called once the Tensor surface is loaded."""
-    from ._compat import _inplace  # noqa: PLC0415
-    for name in ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos",
-                 "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "erfc", "atan2", "arctan2",
-                 "sgn", "deg2rad", "rad2deg", "frac", "logit", "hypot", "logaddexp", "nan_to_num", "lerp",
-                 "addcmul", "addcdiv"]:
-        if name + "_" not in vars(_C.Tensor):
-            setattr(_C.Tensor, name + "_", _inplace(getattr(_C.Tensor, name), name + "_"))

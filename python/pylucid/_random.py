@@ -15,7 +15,7 @@ the same way gets the same numbers as under PyTorch: ``rand``, ``randn``, ``rand
 import builtins as _builtins
 
 from . import _C
-from ._C import Generator, Tensor
+from ._C import Generator, Tensor, dtype
 from ._device import _check_device
 from ._tensor import _dtype_arg, _factory_dtype, _finish, _no_out, _shape, _tensor_arg, empty, int64
 
@@ -24,9 +24,23 @@ __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_see
            "randperm", "normal", "bernoulli", "multinomial"]
 
 default_generator = _C.default_generator
-bernoulli = _C.bernoulli
 multinomial = _C.multinomial
 initial_seed = _C.initial_seed
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """0/1 samples, 1 with probability ``input[i]`` (floating, values in [0, 1]), or ``p`` for every
+    element when given; same shape and dtype as input. float64 probabilities are compared with
+    float64 uniforms, as PyTorch draws them (other dtypes go to the fused kernel)."""
+    _no_out(out, "bernoulli")
+    if p is None and isinstance(input, Tensor) and input.dtype == dtype.float64:
+        probs = input.detach()
+        bad = ~((probs >= 0) & (probs <= 1))
+        if bool(bad.any()):
+            raise _C.ShapeMismatch(f"bernoulli: expected all probabilities in [0, 1], got {probs[bad][0].item()}")
+        u = _C._uniform_(empty(*probs.shape, dtype=dtype.float64), 0.0, 1.0, generator)
+        return (u < probs).to(dtype.float64)
+    return _C.bernoulli(input, p, generator=generator)
 
 
 def manual_seed(seed):
@@ -157,3 +171,11 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     # PyTorch draws standard normals for the output and then scales and shifts them.
     z = _C._normal_(empty(*shape, dtype=ref.dtype), 0.0, 1.0, generator)
     return _finish((z * std + mean).detach(), requires_grad)
+
+
+def _bernoulli_method(self, p=None, *, generator=None):
+    """0/1 samples, 1 with probability ``self[i]`` (or ``p``); see :func:`pylucid.bernoulli`."""
+    return bernoulli(self, p, generator=generator)
+
+
+setattr(Tensor, "bernoulli", _bernoulli_method)  # noqa: B010

@@ -1,14 +1,23 @@
 """``pylucid.linalg``: the vector and Frobenius norms of PyTorch's ``torch.linalg`` that toy
-programs use, over the fused ``norm`` reduction (differentiable).
+programs use, over the fused ``norm`` reduction, and the small dense solvers ``inv``, ``solve``,
+``det`` and ``slogdet`` (LAPACK through numpy for the forward, over batches of square matrices;
+backward written with pylucid ops, so it has gradients of every order). All differentiable.
 
 >>> import pylucid
 >>> pylucid.linalg.vector_norm(pylucid.tensor([3.0, 4.0])).item()
 5.0
+>>> A = pylucid.tensor([[2.0, 1.0], [1.0, 3.0]])
+>>> pylucid.linalg.solve(A, pylucid.tensor([3.0, 5.0])).tolist(), round(pylucid.linalg.det(A).item(), 6)
+([0.800000011920929, 1.399999976158142], 5.0)
 """
+from typing import NamedTuple
+
+import numpy as _np
+
 from . import _C
 from ._C import Tensor
 
-__all__ = ["norm", "vector_norm"]
+__all__ = ["det", "inv", "norm", "slogdet", "solve", "vector_norm"]
 
 
 def _check(x, op):
@@ -52,3 +61,173 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 (Py
     if isinstance(dim, (tuple, list)) and len(dim) == 2:
         raise _C.LucidError("norm: a numeric ord over two dims is a matrix norm, which is not supported")
     return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+def _square(A, op):
+    _check(A, op)
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise _C.ShapeMismatch(f"{op}: A must be batches of square matrices, but they are {A.shape[-2] if A.dim() > 1 else ''} "
+                               f"by {A.shape[-1] if A.dim() else ''} matrices (shape {tuple(A.shape)})")
+
+
+def _np_of(A):
+    a = A.detach()
+    return (a.float() if a.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else a).numpy()
+
+
+def _from_np(a, like):
+    return _C._from_numpy(_np.ascontiguousarray(a)).to(like.dtype)
+
+
+def _mT(x):
+    return x.transpose(-2, -1)
+
+
+def _fns():
+    from .autograd.function import Function
+
+    class Inv(Function):
+        @staticmethod
+        def forward(ctx, A):
+            try:
+                out = _from_np(_np.linalg.inv(_np_of(A)), A)
+            except _np.linalg.LinAlgError:
+                raise _C.LucidError("linalg.inv: The diagonal element is zero, the inversion could not be completed "
+                                    "because the input matrix is singular.") from None
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return -(_mT(out) @ g @ _mT(out))
+
+    class Det(Function):
+        @staticmethod
+        def forward(ctx, A):
+            ctx.save_for_backward(A)
+            return _from_np(_np.asarray(_np.linalg.det(_np_of(A))), A)
+
+        @staticmethod
+        def backward(ctx, g):
+            (A,) = ctx.saved_tensors
+            # d det(A) / dA = det(A) * A^-T (the adjugate transposed); A must be invertible.
+            return (g * det(A)).unsqueeze(-1).unsqueeze(-1) * _mT(inv(A))
+
+    class LogAbsDet(Function):
+        @staticmethod
+        def forward(ctx, A):
+            ctx.save_for_backward(A)
+            return _from_np(_np.asarray(_np.linalg.slogdet(_np_of(A))[1]), A)
+
+        @staticmethod
+        def backward(ctx, g):
+            (A,) = ctx.saved_tensors
+            return g.unsqueeze(-1).unsqueeze(-1) * _mT(inv(A))
+
+    class Solve(Function):
+        @staticmethod
+        def forward(ctx, A, B):
+            ctx.save_for_backward(A, B)
+            try:
+                return _from_np(_np.linalg.solve(_np_of(A), _np_of(B)), A)
+            except _np.linalg.LinAlgError:
+                raise _C.LucidError("linalg.solve: The solver failed because the input matrix is singular.") from None
+
+        @staticmethod
+        def backward(ctx, g):
+            A, B = ctx.saved_tensors
+            gB = solve(_mT(A), g)
+            gA = -(gB @ _mT(solve(A, B)))
+            return _sum_to(gA, A.shape), _sum_to(gB, B.shape)
+
+    return Inv, Det, LogAbsDet, Solve
+
+
+def _sum_to(g, shape):
+    """g summed over the batch dims that broadcasting added or expanded, to ``shape``."""
+    shape = tuple(shape)
+    while g.dim() > len(shape):
+        g = g.sum(0)
+    for d, n in enumerate(shape):
+        if n == 1 and g.shape[d] != 1:
+            g = g.sum(d, keepdim=True)
+    return g
+
+
+_FNS: list = []
+
+
+def _fn(i):
+    if not _FNS:
+        _FNS.extend(_fns())
+    return _FNS[i]
+
+
+def inv(A, *, out=None):
+    """The inverse of each square matrix in ``A`` (``(*, n, n)``); raises LucidError for a
+    singular matrix. Gradient ``-A^-T g A^-T``."""
+    _square(A, "linalg.inv")
+    r = _fn(0).apply(A)
+    return r if out is None else out.copy_(r)
+
+
+def solve(A, B, *, left=True, out=None):
+    """``X`` with ``A X = B`` (or ``X A = B`` when ``left=False``) for square ``A`` ``(*, n, n)``
+    and ``B`` ``(*, n, k)`` or ``(*, n)``, batches broadcast (LAPACK's LU solve); differentiable
+    in A and B (``gB = solve(A^T, g)``, ``gA = -gB X^T``)."""
+    _square(A, "linalg.solve")
+    _check(B, "linalg.solve")
+    if not left:
+        return _mT(solve(_mT(A), _mT(B)))
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    Bm = B.unsqueeze(-1) if vector else B
+    if Bm.shape[-2] != A.shape[-1]:
+        raise _C.ShapeMismatch(f"linalg.solve: incompatible shapes of A {tuple(A.shape)} and B {tuple(B.shape)}")
+    X = _fn(3).apply(A, Bm)
+    X = X.squeeze(-1) if vector else X
+    return X if out is None else out.copy_(X)
+
+
+def det(A, *, out=None):
+    """The determinant of each square matrix in ``A``; gradient ``g * det(A) * A^-T``."""
+    _square(A, "linalg.det")
+    r = _fn(1).apply(A)
+    return r if out is None else out.copy_(r)
+
+
+class slogdet_type(NamedTuple):
+    """PyTorch's ``torch.return_types.slogdet``: ``(sign, logabsdet)``."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+slogdet_type.__name__ = slogdet_type.__qualname__ = "slogdet"
+slogdet_type.__module__ = "pylucid.return_types"
+
+
+def slogdet(A, *, out=None):
+    """``(sign, logabsdet)`` of each square matrix in ``A``, a named tuple; differentiable in
+    logabsdet (gradient ``g * A^-T``)."""
+    _square(A, "linalg.slogdet")
+    sign = _from_np(_np.asarray(_np.linalg.slogdet(_np_of(A))[0]), A)
+    return slogdet_type(sign, _fn(2).apply(A))
+
+
+def logdet(A):
+    """``log(det(A))`` (``torch.logdet``): NaN for a negative determinant, -inf for zero."""
+    sign, logabsdet = slogdet(A)
+    return logabsdet + sign.log()
+
+
+def _attach():
+    for name, fn in (("det", det), ("inverse", inv), ("logdet", logdet), ("slogdet", slogdet)):
+        def method(self, _fn=fn):
+            return _fn(self)
+        method.__name__ = method.__qualname__ = name
+        method.__doc__ = fn.__doc__
+        setattr(Tensor, name, method)
+
+
+_attach()

@@ -60,6 +60,24 @@ CASES = [
     ("training_loop", 1e-4, 1e-5),
     ("autograd_check", 1e-9, 1e-12),
     ("tiny_gpt", 1e-4, 1e-5),
+    ("blitz_cnn", 1e-3, 1e-4),
+    ("char_rnn", 1e-3, 1e-5),
+    ("small_gpt", 1e-3, 1e-5),
+    ("autoencoder", 1e-3, 1e-5),
+    ("seq2seq_gru", 1e-3, 1e-5),
+    ("logistic_regression", 1e-4, 1e-5),
+    ("autograd_higher", 1e-9, 1e-12),
+    ("data_schedules", 1e-4, 1e-5),
+    ("checkpoint_resume", 1e-4, 1e-5),
+    ("packed_sequences", 1e-3, 1e-5),
+    ("indexing_tricks", 1e-6, 1e-7),
+    ("weight_init", 1e-6, 1e-7),
+    ("layers_misc", 1e-4, 1e-5),
+    ("vae_gan", 1e-3, 1e-5),
+    ("reinforce", 1e-3, 1e-5),
+    ("learning_with_examples", 1e-4, 1e-4),
+    ("transformer_classifier", 1e-3, 1e-5),
+    ("resnet_swa", 1e-3, 1e-4),
 ]
 
 
@@ -83,6 +101,9 @@ def test_alias_maps_the_module_paths_scripts_import():
             "import torch, torch.nn as nn, torch.nn.functional as F, torch.optim as optim\n"
             "from torch.utils.data import DataLoader, TensorDataset\n"
             "from torch.optim.lr_scheduler import StepLR\n"
+            "from torch.nn.utils.rnn import pack_padded_sequence\n"
+            "from torch.distributions import Categorical\n"
+            "from torch.utils.checkpoint import checkpoint\n"
             "import pylucid\n"
             "assert torch is pylucid and F is pylucid.nn.functional and optim is pylucid.optim\n"
             "assert DataLoader is pylucid.utils.data.DataLoader and StepLR is pylucid.optim.lr_scheduler.StepLR\n"

@@ -13,6 +13,7 @@ True
 1.4142135623730951
 """
 import math
+import warnings
 
 from .. import _C
 from ..autograd.grad_mode import no_grad
@@ -20,11 +21,15 @@ from ..autograd.grad_mode import no_grad
 __all__ = [
     "calculate_gain",
     "constant_",
+    "dirac_",
     "eye_",
     "kaiming_normal_",
     "kaiming_uniform_",
     "normal_",
     "ones_",
+    "orthogonal_",
+    "sparse_",
+    "trunc_normal_",
     "uniform_",
     "xavier_normal_",
     "xavier_uniform_",
@@ -87,6 +92,121 @@ def normal_(tensor, mean=0.0, std=1.0):
     """Fill with samples from N(mean, std^2)."""
     with no_grad():
         return tensor.normal_(float(mean), float(std))
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fill with samples from N(mean, std^2) truncated to ``[a, b]``, drawn as PyTorch draws them
+    (so a seed gives PyTorch's values): when the interval holds more than 30% of the mass, normal
+    draws with the ones outside redrawn (a full-size draw per round) until none is; otherwise
+    uniform proposals on ``[a, b]`` accepted with probability ``exp(-z^2/2 - log_peak)``."""
+    from .._shape import where
+
+    gen = {} if generator is None else {"generator": generator}
+
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
+                      "may be incorrect.", stacklevel=2)
+    with no_grad():
+        p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if p > 0.3:
+            lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()
+            result = tensor.normal_(mean, std, **gen)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                result = where(mask, tensor.new_empty(tuple(tensor.shape)).normal_(mean, std, **gen), result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+        candidates = tensor.new_empty(tuple(tensor.shape))
+        accept = tensor.new_empty(tuple(tensor.shape))
+        tensor.uniform_(a, b, **gen)
+        candidates.copy_(tensor)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = accept.uniform_(**gen).log_().gt(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, **gen)
+                result = where(pending, candidates, result)
+                candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                pending = where(pending, accept.uniform_(**gen).log_().gt(candidates), pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
+        return tensor
+
+
+def orthogonal_(tensor, gain=1.0, generator=None):
+    """Fill with a (semi-)orthogonal matrix, trailing dims flattened: the Q of the QR
+    decomposition of a standard normal draw (signs fixed by R's diagonal), times ``gain``."""
+    import numpy as np
+
+    from .._tensor import tensor as _tensor
+
+    if tensor.ndim < 2:
+        raise _C.ShapeMismatch("orthogonal_: only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with no_grad():
+        flat = tensor.new_empty((rows, cols))
+        flat.normal_(0, 1, generator=generator) if generator is not None else flat.normal_(0, 1)
+        m = flat.numpy().astype(np.float64 if tensor.dtype == _C.dtype.float64 else np.float32)
+        if rows < cols:
+            m = m.T
+        q, r = np.linalg.qr(m)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        tensor.copy_(_tensor(np.ascontiguousarray(q), dtype=tensor.dtype).reshape(tuple(tensor.shape)))
+        return tensor.mul_(gain)
+
+
+def dirac_(tensor, groups=1):
+    """Fill a 3-, 4- or 5-d convolution weight with the Dirac delta, so that the convolution
+    passes its first input channels through (per group of output channels)."""
+    import numpy as np
+
+    from .._tensor import tensor as _tensor
+
+    if tensor.ndim not in (3, 4, 5):
+        raise _C.ShapeMismatch("dirac_: only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise _C.ShapeMismatch("dirac_: dim 0 must be divisible by groups")
+    per = sizes[0] // groups
+    w = np.zeros(sizes)
+    centre = tuple(n // 2 for n in sizes[2:])
+    for g in range(groups):
+        for d in range(min(per, sizes[1])):
+            w[(g * per + d, d) + centre] = 1
+    with no_grad():
+        return tensor.copy_(_tensor(w, dtype=tensor.dtype))
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fill a 2-d tensor from N(0, std^2), then zero ``ceil(sparsity * rows)`` random rows of each
+    column (a fresh ``randperm`` per column, as PyTorch draws them)."""
+    from .. import _random
+
+    if tensor.ndim != 2:
+        raise _C.ShapeMismatch("sparse_: only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator) if generator is not None else tensor.normal_(0, std)
+        for c in range(cols):
+            zero_rows = (_random.randperm(rows, generator=generator) if generator is not None else
+                         _random.randperm(rows))[:num_zeros]
+            tensor[zero_rows, c] = 0
+    return tensor
 
 
 def constant_(tensor, val):

@@ -8,7 +8,7 @@ param group's ``"lr"``.
   over ``T_max`` steps.
 - ``MultiStepLR``, ``ExponentialLR``, ``ConstantLR``, ``LinearLR``, ``PolynomialLR``,
   ``MultiplicativeLR``, ``CosineAnnealingWarmRestarts``, ``OneCycleLR``, ``SequentialLR``,
-  ``ChainedScheduler`` and ``ReduceLROnPlateau`` (``step(metric)``), as in PyTorch, in PyTorch's
+  ``ChainedScheduler``, ``CyclicLR`` and ``ReduceLROnPlateau`` (``step(metric)``), as in PyTorch, in PyTorch's
   recursive formulas so that the rates are the same floats.
 - ``get_cosine_schedule_with_warmup(opt, num_warmup_steps, num_training_steps, num_cycles=0.5)``:
   a ``LambdaLR`` rising linearly from 0 to ``base_lr`` over the warmup steps, then following a
@@ -39,6 +39,7 @@ __all__ = [
     "CosineAnnealingLR",
     "CosineAnnealingWarmRestarts",
     "CosineWarmupLR",
+    "CyclicLR",
     "ExponentialLR",
     "LRScheduler",
     "LambdaLR",
@@ -525,6 +526,84 @@ class OneCycleLR(LRScheduler):
                 else:
                     group["momentum"] = mom
         return lrs
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates: the rate moves linearly from ``base_lr`` up to ``max_lr`` over
+    ``step_size_up`` steps and back down over ``step_size_down`` (default the same), the height
+    scaled per ``mode``: ``"triangular"`` (constant), ``"triangular2"`` (halved each cycle) or
+    ``"exp_range"`` (``gamma ** step``), or by ``scale_fn`` of the cycle number or the step
+    (``scale_mode``). Momentum (or Adam's beta1) cycles the other way between ``max_momentum``
+    and ``base_momentum``. Call ``step()`` after every batch."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise _C.DtypeMismatch(f"CyclicLR: {type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise _InvalidValue(f"CyclicLR: mode {mode!r} is invalid and scale_fn is None")
+        self.mode, self.gamma, self._scale_fn_custom = mode, gamma, scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else \
+            ("iterations" if mode == "exp_range" else "cycle")
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise _InvalidValue("CyclicLR: optimizer must support momentum or beta1 with `cycle_momentum` "
+                                    "option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for m, b, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (m, *group["betas"][1:])
+                    else:
+                        group["momentum"] = m
+                    group["max_momentum"] = m
+                    group["base_momentum"] = b
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x):
+        """The amplitude scale for cycle number (or step) ``x``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        scale_factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [base + (top - base) * scale_factor * scale for base, top in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, b, m in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                momentum = m - (m - b) * scale_factor * scale
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs
+
+    def state_dict(self):
+        state = super().state_dict()
+        state.pop("_scale_fn_custom", None)
+        return state
 
 
 class SequentialLR(LRScheduler):

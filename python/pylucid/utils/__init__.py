@@ -1,2 +1,3 @@
-"""Utilities with PyTorch's module paths: ``pylucid.utils.data`` (datasets and loaders)."""
-from . import data  # noqa: F401
+"""Utilities with PyTorch's module paths: ``pylucid.utils.data`` (datasets and loaders) and
+``pylucid.utils.checkpoint`` (activation checkpointing)."""
+from . import checkpoint, data  # noqa: F401

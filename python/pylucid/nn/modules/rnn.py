@@ -14,6 +14,7 @@ from .. import _functional_train as F_train
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _run_packed
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
@@ -110,7 +111,14 @@ class RNNBase(Module):
 
     def forward(self, input, hx=None):
         """Run the layers over ``input`` ``(L, N, H_in)`` (``(N, L, H_in)`` with ``batch_first``, or
-        unbatched ``(L, H_in)``). Returns ``(output, h_n)``, or ``(output, (h_n, c_n))`` for the LSTM."""
+        unbatched ``(L, H_in)``), or over a :class:`~pylucid.nn.utils.rnn.PackedSequence` (then the
+        output is one too, and each state is taken at its sequence's last step). Returns
+        ``(output, h_n)``, or ``(output, (h_n, c_n))`` for the LSTM."""
+        if isinstance(input, PackedSequence):
+            return _run_packed(self, input, hx)
+        return self._forward_padded(input, hx, self.batch_first)
+
+    def _forward_padded(self, input, hx, batch_first):
         layer = type(self).__name__
         lstm = self.mode == "LSTM"
         if not isinstance(input, _C.Tensor):
@@ -122,7 +130,7 @@ class RNNBase(Module):
             raise _C.ShapeMismatch(f"{layer}: input.size(-1) must be equal to input_size. Expected "
                                    f"{self.input_size}, got {input.shape[-1]}")
         unbatched = input.dim() == 2
-        x = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first else input)
+        x = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if batch_first else input)
         T, B = int(x.shape[0]), int(x.shape[1])
         dirs = 2 if self.bidirectional else 1
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
@@ -171,7 +179,7 @@ class RNNBase(Module):
             x = x.squeeze(1)
             h_n = h_n.squeeze(1)
             c_n = c_n.squeeze(1) if c_n is not None else None
-        elif self.batch_first:
+        elif batch_first:
             x = x.transpose(0, 1)
         return (x, (h_n, c_n)) if lstm else (x, h_n)
 

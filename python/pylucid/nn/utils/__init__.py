@@ -1,6 +1,10 @@
-"""nn utilities: gradient clipping and parameter/vector conversion."""
+"""nn utilities: gradient clipping, parameter/vector conversion, (``rnn``) variable-length
+sequences for the recurrent layers, (``parametrize``, ``parametrizations``) parametrized
+parameters and weight normalisation."""
+from . import parametrizations, parametrize, rnn
+from .weight_norm import remove_weight_norm, weight_norm
 from .clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector",
-           "vector_to_parameters"]
+           "vector_to_parameters", "weight_norm", "remove_weight_norm"]
