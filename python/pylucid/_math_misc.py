@@ -743,6 +743,11 @@ def _sum_to_size(self, *size):
     return g
 
 
+from ._compat import typed_errors, wrap_public  # noqa: E402
+
+wrap_public(globals(), __all__)
+
+
 def _attach():
     for name in ["median", "nanmedian", "quantile", "nanquantile", "nanmean", "nansum", "cov", "corrcoef",
                  "aminmax", "count_nonzero", "cummax", "cummin", "logcumsumexp", "diff", "rot90", "tensor_split",
@@ -757,8 +762,8 @@ def _attach():
         method.__name__ = method.__qualname__ = name
         method.__doc__ = fn.__doc__
         setattr(Tensor, name, method)
-    setattr(Tensor, "unfold", _unfold)  # noqa: B010
-    setattr(Tensor, "sum_to_size", _sum_to_size)  # noqa: B010
+    setattr(Tensor, "unfold", typed_errors(_unfold))  # noqa: B010
+    setattr(Tensor, "sum_to_size", typed_errors(_sum_to_size))  # noqa: B010
     setattr(Tensor, "is_cpu", property(lambda self: True, doc="True: pylucid tensors live on the CPU."))  # noqa: B010
     setattr(Tensor, "itemsize", property(lambda self: self.element_size(),  # noqa: B010
                                          doc="The size of one element in bytes."))
