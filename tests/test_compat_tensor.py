@@ -274,3 +274,10 @@ def test_surface_matches_torch():
     assert pylucid.full((2,), 3).dtype.name == str(torch.full((2,), 3).dtype).split(".")[1]
     assert pylucid.arange(0, 1, 0.25).tolist() == torch.arange(0, 1, 0.25).tolist()
     assert pylucid.Tensor(2, 3).shape == tuple(torch.Tensor(2, 3).shape)
+
+
+def test_autograd_inference_mode_alias():
+    """torch.autograd.inference_mode is the same context manager as torch.inference_mode."""
+    assert pylucid.autograd.inference_mode is pylucid.inference_mode
+    with pytest.raises(AttributeError):
+        pylucid.autograd.no_such_name  # noqa: B018

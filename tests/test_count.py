@@ -21,8 +21,9 @@ def test_unique_flags_and_nan():
     assert v[i].tolist() == a.tolist()
     assert isinstance(pylucid.unique(pylucid.tensor(a)), pylucid.Tensor)
     assert pylucid.unique(pylucid.tensor([], dtype=pylucid.int64)).shape == (0,)
-    with pytest.raises(pylucid.LucidError, match="unique"):
-        pylucid.unique(pylucid.tensor(a), dim=0)
+    assert pylucid.unique(pylucid.tensor(a), dim=0).tolist() == [1, 3, 5]
+    with pytest.raises(IndexError, match="unique"):
+        pylucid.unique(pylucid.tensor(a), dim=1)
 
 
 def test_bincount():

@@ -142,3 +142,22 @@ def test_info_and_errors():
     for d in (torch.float16, torch.float32, torch.float64, torch.bfloat16):
         ours, theirs = pylucid.finfo(getattr(pylucid, str(d).split(".")[1])), torch.finfo(d)
         assert (ours.eps, ours.max, ours.tiny, ours.bits) == (theirs.eps, theirs.max, theirs.tiny, theirs.bits)
+
+
+def test_top_level_spellings_of_functional_ops_equal_torch():
+    """torch.conv2d, torch.layer_norm, torch.batch_norm (its own argument order), torch.dropout, ...
+    take PyTorch's top-level signatures and give its numbers (dropout: the same mask for a seed)."""
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 6, 4, 4)).astype(np.float32)
+    res = []
+    for L in (pylucid, torch):
+        L.manual_seed(0)
+        a = L.tensor(x)
+        w, b, rm, rv = L.ones(6) * 1.5, L.zeros(6) + 0.1, L.zeros(6), L.ones(6)
+        outs = [L.layer_norm(a, (4, 4)), L.group_norm(a, 3, w, b, 1e-5, True),
+                L.batch_norm(a, w, b, rm, rv, True, 0.1, 1e-5, True), rm, L.conv2d(a, L.ones(2, 6, 3, 3) * 0.1),
+                L.max_pool2d(a, 2), L.selu(a), L.dropout(a, 0.3, True), L.pixel_shuffle(a[:, :4], 2),
+                L.cosine_similarity(a, a.flip(1)), L.conv_transpose2d(a, L.ones(6, 2, 2, 2) * 0.1, stride=2)]
+        res.append([o.numpy() for o in outs])
+    for p, q in zip(*res):
+        np.testing.assert_allclose(p, q, rtol=1e-5, atol=1e-5)

@@ -119,6 +119,20 @@ class Tensor:
             [True, False]
             
         """
+    def fill_diagonal_(self, *args, **kwargs):
+        """
+        Fills the main diagonal with ``fill_value`` in place (a 2-d tensor, or one whose dims are all
+            equal); with ``wrap`` a tall matrix's diagonal restarts every ``cols + 1`` rows, as PyTorch's.
+        """
+    def sum_to_size(self, *args, **kwargs):
+        """
+        This tensor summed over the dims that broadcasting ``size`` to its shape would expand.
+        """
+    def unfold(self, *args, **kwargs):
+        """
+        The slices of length ``size`` taken every ``step`` along ``dimension``, as a new last dim
+            (``x.unfold(0, 3, 2)`` of ``arange(6)`` is ``[[0, 1, 2], [2, 3, 4]]``); differentiable.
+        """
     def __abs__(self) -> Tensor:
         ...
     def __add__(self, arg0: typing.Any) -> Tensor:
@@ -827,11 +841,6 @@ class Tensor:
     def fill_(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
         """
         Sets every element to value (converted to this dtype) in place and returns self; the old value's history is dropped (refused on a leaf that requires grad while grad mode is on).
-        """
-    def fill_diagonal_(self, fill_value, wrap = False):
-        """
-        Fills the main diagonal with ``fill_value`` in place (a 2-d tensor, or one whose dims are all
-            equal); with ``wrap`` a tall matrix's diagonal restarts every ``cols + 1`` rows, as PyTorch's.
         """
     def fix(self) -> Tensor:
         """
@@ -1766,10 +1775,6 @@ class Tensor:
         >>> pylucid.tensor([[1.0, 2.0], [3.0, 4.0]]).sum(dim=0).tolist()
         [4.0, 6.0]
         """
-    def sum_to_size(self, *size):
-        """
-        This tensor summed over the dims that broadcasting ``size`` to its shape would expand.
-        """
     def swapaxes(self, axis0: typing.SupportsInt | typing.SupportsIndex, axis1: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         Alias of transpose (numpy's name).
@@ -1898,11 +1903,6 @@ class Tensor:
     def unflatten(self, dim: typing.SupportsInt | typing.SupportsIndex, sizes: typing.Any) -> Tensor:
         """
         Dim `dim` split into `sizes` (one -1 is inferred); a view.
-        """
-    def unfold(self, dimension, size, step):
-        """
-        The slices of length ``size`` taken every ``step`` along ``dimension``, as a new last dim
-            (``x.unfold(0, 3, 2)`` of ``arange(6)`` is ``[[0, 1, 2], [2, 3, 4]]``); differentiable.
         """
     def uniform_(self, from_: typing.Any = 0.0, to: typing.Any = 1.0, *, generator: typing.Any = None) -> Tensor:
         """

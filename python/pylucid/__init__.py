@@ -50,6 +50,9 @@ _compat._attach_inplace()
 from .amp import autocast  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 from . import autograd, backends, cuda, distributions, linalg, nn, ops, optim, testing  # noqa: E402,F401
+from ._math_misc import _functional_aliases  # noqa: E402
+
+_functional_aliases(globals())
 from .serialization import load, save  # noqa: E402,F401
 from .linalg import det, logdet, slogdet  # noqa: E402,F401
 from .linalg import inv as inverse  # noqa: E402,F401

@@ -191,6 +191,28 @@ def is_inference_mode_enabled():
     return not _C.is_grad_enabled()
 
 
+# ---- errors of the Python composites ----------------------------------------------------------
+
+def typed_errors(fn):
+    """``fn`` with an AttributeError (what a composite hits when handed None or a number where it
+    needs a Tensor) raised as a DtypeMismatch (a TypeError) naming the function, as the C++ ops do."""
+    @_functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except AttributeError as e:
+            raise _C.DtypeMismatch(f"{fn.__name__}: expected Tensor arguments ({e})") from None
+    return wrapper
+
+
+def wrap_public(namespace, names):
+    """Applies :func:`typed_errors` to the functions ``names`` of a module's ``namespace``."""
+    import inspect
+    for n in names:
+        if inspect.isfunction(namespace[n]):
+            namespace[n] = typed_errors(namespace[n])
+
+
 # ---- shape helpers --------------------------------------------------------------------------
 
 def _ints(args, op, what="sizes"):

@@ -448,6 +448,11 @@ def _fill_diagonal_(self, fill_value, wrap=False):
     return self.masked_fill_(_C._from_numpy(mask.reshape(shape)), fill_value)
 
 
+from ._compat import typed_errors, wrap_public  # noqa: E402
+
+wrap_public(globals(), __all__)
+
+
 def _attach():
     from ._math import div, divide, true_divide  # noqa: PLC0415
     from ._math_ext import unique  # noqa: PLC0415
@@ -461,7 +466,7 @@ def _attach():
         method.__name__ = method.__qualname__ = name
         method.__doc__ = fn.__doc__
         setattr(Tensor, name, method)
-    setattr(Tensor, "fill_diagonal_", _fill_diagonal_)  # noqa: B010
+    setattr(Tensor, "fill_diagonal_", typed_errors(_fill_diagonal_))  # noqa: B010
     c_div_ = Tensor.div_
     from ._compat import _inplace  # noqa: PLC0415  (_compat is loaded before this module)
     rounded_div_ = _inplace(div, "div_")

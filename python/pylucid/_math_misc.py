@@ -37,7 +37,14 @@ __all__ = [
     "block_diag", "diag_embed", "diagflat", "ravel", "take_along_dim", "msort", "triu_indices", "tril_indices",
     "cartesian_prod", "combinations", "bucketize", "isin", "argwhere", "sinc", "xlogy", "fmax", "fmin",
     "heaviside", "float_power", "absolute", "inner", "mv", "addmv", "addr", "dist", "logspace", "finfo", "iinfo",
+    "dropout", "layer_norm", "group_norm", "batch_norm",
 ]
+# PyTorch also exposes these nn.functional ops at the top level with the same signature
+# (torch.conv2d, torch.max_pool2d, torch.selu, ...): installed by _functional_aliases().
+_SAME_AS_FUNCTIONAL = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
+                       "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
+                       "pixel_unshuffle", "channel_shuffle", "selu", "celu", "threshold", "hardshrink", "bilinear",
+                       "cosine_similarity", "pairwise_distance")
 
 
 def _long(a):
@@ -711,6 +718,39 @@ class iinfo:
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
+# ---- PyTorch's top-level spellings of nn.functional ops ------------------------------------------
+
+def dropout(input, p, train):
+    """``torch.dropout(input, p, train)``: :func:`pylucid.nn.functional.dropout` with required args."""
+    from .nn.functional import dropout as f
+    return f(input, p, train)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    """``torch.layer_norm``: :func:`pylucid.nn.functional.layer_norm` (``cudnn_enable`` ignored)."""
+    from .nn.functional import layer_norm as f
+    return f(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    """``torch.group_norm``: :func:`pylucid.nn.functional.group_norm` (``cudnn_enabled`` ignored)."""
+    from .nn.functional import group_norm as f
+    return f(input, num_groups, weight, bias, eps)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    """``torch.batch_norm``, whose argument order differs from ``nn.functional.batch_norm``'s."""
+    from .nn.functional import batch_norm as f
+    return f(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _functional_aliases(namespace):
+    """Puts the nn.functional ops PyTorch also spells at the top level into ``namespace``."""
+    from .nn import functional as F
+    for n in _SAME_AS_FUNCTIONAL:
+        namespace.setdefault(n, getattr(F, n))
+
+
 # ---- Tensor methods ---------------------------------------------------------------------------
 
 def _unfold(self, dimension, size, step):
@@ -743,6 +783,11 @@ def _sum_to_size(self, *size):
     return g
 
 
+from ._compat import typed_errors, wrap_public  # noqa: E402
+
+wrap_public(globals(), __all__)
+
+
 def _attach():
     for name in ["median", "nanmedian", "quantile", "nanquantile", "nanmean", "nansum", "cov", "corrcoef",
                  "aminmax", "count_nonzero", "cummax", "cummin", "logcumsumexp", "diff", "rot90", "tensor_split",
@@ -757,8 +802,8 @@ def _attach():
         method.__name__ = method.__qualname__ = name
         method.__doc__ = fn.__doc__
         setattr(Tensor, name, method)
-    setattr(Tensor, "unfold", _unfold)  # noqa: B010
-    setattr(Tensor, "sum_to_size", _sum_to_size)  # noqa: B010
+    setattr(Tensor, "unfold", typed_errors(_unfold))  # noqa: B010
+    setattr(Tensor, "sum_to_size", typed_errors(_sum_to_size))  # noqa: B010
     setattr(Tensor, "is_cpu", property(lambda self: True, doc="True: pylucid tensors live on the CPU."))  # noqa: B010
     setattr(Tensor, "itemsize", property(lambda self: self.element_size(),  # noqa: B010
                                          doc="The size of one element in bytes."))

@@ -78,6 +78,7 @@ CASES = [
     ("learning_with_examples", 1e-4, 1e-4),
     ("transformer_classifier", 1e-3, 1e-5),
     ("resnet_swa", 1e-3, 1e-4),
+    ("word2vec", 1e-3, 1e-5),
 ]
 
 

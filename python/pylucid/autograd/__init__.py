@@ -33,3 +33,12 @@ def Variable(data, requires_grad=False, volatile=False):  # noqa: N802  (PyTorch
         t = data if data.is_leaf else data.detach()
         return t.requires_grad_(True)
     return data
+
+
+def __getattr__(name):
+    # torch.autograd.inference_mode is pylucid.inference_mode, which lives with the Tensor surface
+    # (loaded after this package, so it is looked up on first use).
+    if name == "inference_mode":
+        from .._compat import inference_mode
+        return inference_mode
+    raise AttributeError(f"module 'pylucid.autograd' has no attribute '{name}'")

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _C
 from .._C import Tensor
+from .._compat import wrap_public
 from .._index_ext import index_add
 from ._functional_act_ext import logsigmoid
 from ._functional_conv import pad
@@ -275,3 +276,6 @@ def channel_shuffle(input, groups):
         raise _C.ShapeMismatch(f"channel_shuffle: number of channels ({C}) must be divisible by groups ({groups})")
     rest = tuple(input.shape[2:])
     return input.reshape((N, groups, C // groups) + rest).transpose(1, 2).reshape((N, C) + rest)
+
+
+wrap_public(globals(), __all__)

@@ -5,7 +5,8 @@ from . import lr_scheduler, swa_utils
 from .adam import Adam, AdamW
 from .adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop
 from .optimizer import Optimizer
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler", "Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam",
-           "RMSprop", "swa_utils"]
+           "RMSprop", "Rprop", "swa_utils"]
