@@ -44,11 +44,15 @@ from ._device import *  # noqa: E402,F401,F403
 from . import _compat  # noqa: E402,F401  (Tensor surface: legacy constructors, methods, copies)
 from ._compat import *  # noqa: E402,F401,F403
 from ._math_more import _attach_inplace  # noqa: E402
+from ._math_extra import *  # noqa: E402,F401,F403
+from ._compat_extra import *  # noqa: E402,F401,F403
 
 _attach_inplace()
 from .amp import autocast  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 from . import autograd, backends, cuda, linalg, nn, ops, optim, testing  # noqa: E402,F401
+from . import distributions, random, special  # noqa: E402,F401
+from .special import digamma, float_power, i0, lgamma, polygamma, positive, sinc, xlogy  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
 from . import _math, _math_ext, _out, _shape, _tensor  # noqa: E402
