@@ -16,7 +16,8 @@ from . import _C
 
 __all__ = ["finfo", "iinfo", "set_float32_matmul_precision", "get_float32_matmul_precision",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
-           "is_deterministic_algorithms_warn_only_enabled", "compile", "can_cast"]
+           "is_deterministic_algorithms_warn_only_enabled", "compile", "can_cast", "dropout", "alpha_dropout",
+           "feature_alpha_dropout", "channel_shuffle"]
 
 _FLOATS = {_C.dtype.float16: "float16", _C.dtype.bfloat16: "bfloat16", _C.dtype.float32: "float32",
            _C.dtype.float64: "float64"}
@@ -127,3 +128,28 @@ def can_cast(from_, to):
         if not isinstance(d, _C.dtype):
             raise TypeError(f"can_cast(): argument must be a dtype, not {type(d).__name__}")
     return _KIND.get(from_, 2) <= _KIND.get(to, 2)
+
+
+# PyTorch's top-level forms of the functional layers (positional ``train``, no defaults).
+def dropout(input, p, train):
+    """``nn.functional.dropout(input, p, train)``."""
+    from .nn import functional as F  # noqa: PLC0415  (nn loads after this module)
+    return F.dropout(input, p, train)
+
+
+def alpha_dropout(input, p, train):
+    """``nn.functional.alpha_dropout(input, p, train)``."""
+    from .nn import functional as F  # noqa: PLC0415
+    return F.alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout(input, p, train):
+    """``nn.functional.feature_alpha_dropout(input, p, train)``."""
+    from .nn import functional as F  # noqa: PLC0415
+    return F.feature_alpha_dropout(input, p, train)
+
+
+def channel_shuffle(input, groups):
+    """``nn.functional.channel_shuffle(input, groups)``."""
+    from .nn import functional as F  # noqa: PLC0415
+    return F.channel_shuffle(input, groups)

@@ -10,3 +10,4 @@ from .upsampling import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .more import *  # noqa: F401,F403
+from .extra import *  # noqa: F401,F403
