@@ -473,11 +473,12 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """For each element, the index of the bucket of the sorted 1-d ``boundaries`` it falls in:
-    ``boundaries[i-1] < x <= boundaries[i]`` (``right=True``: ``boundaries[i-1] <= x < boundaries[i]``)."""
+    ``boundaries[i-1] < x <= boundaries[i]`` (``right=True``: ``boundaries[i-1] <= x < boundaries[i]``).
+    The result is int64 (pylucid's integer dtype) with ``out_int32`` too."""
     _tensor_arg("bucketize", "boundaries", boundaries)
     if boundaries.ndim != 1:
         raise _C.ShapeMismatch(f"bucketize: boundaries tensor must be 1 dimension, got {boundaries.ndim}")
-    return _C.searchsorted(boundaries, input, out_int32=out_int32, right=right)
+    return _C.searchsorted(boundaries, input, right=right)
 
 
 def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002

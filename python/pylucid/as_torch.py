@@ -40,6 +40,9 @@ ALIASES = {
     "torch.backends": "backends",
     "torch.amp": "amp",
     "torch.testing": "testing",
+    "torch.distributions": "distributions",
+    "torch.special": "special",
+    "torch.random": "random",
 }
 
 
