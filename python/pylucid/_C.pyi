@@ -268,6 +268,10 @@ class Tensor:
         """
         self += alpha * other in place (other a Tensor or number, broadcast to self's shape; its result dtype must cast to self's) and returns self. Under autograd it is recorded as PyTorch records it (refused on a leaf that requires grad).
         """
+    def addbmm(self, *args, **kwargs):
+        """
+        ``beta * input + alpha * sum_i batch1[i] @ batch2[i]``.
+        """
     def addcdiv(self, *args, **kwargs):
         """
         ``input + value * tensor1 / tensor2`` elementwise with broadcasting.
@@ -294,6 +298,14 @@ class Tensor:
             [[4.0, 4.0], [4.0, 4.0]]
             
         """
+    def addmv(self, *args, **kwargs):
+        """
+        ``beta * input + alpha * (mat @ vec)``.
+        """
+    def addr(self, *args, **kwargs):
+        """
+        ``beta * input + alpha * outer(vec1, vec2)``.
+        """
     def allclose(self, *args, **kwargs):
         """
         True when :func:`pylucid.isclose` holds everywhere (a Python bool).
@@ -305,6 +317,10 @@ class Tensor:
     def amin(self, dim: typing.Any = (), keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Smallest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
+        """
+    def aminmax(self, *args, **kwargs):
+        """
+        ``(min, max)`` of all elements or along ``dim`` in one call.
         """
     def arccos(self) -> Tensor:
         """
@@ -379,6 +395,10 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.argsort(pylucid.tensor([3, 1, 2])).tolist()
         [1, 2, 0]
+        """
+    def argwhere(self, *args, **kwargs):
+        """
+        The (N, ndim) indices of the non-zero elements, as :func:`pylucid.nonzero`.
         """
     def asin(self) -> Tensor:
         """
@@ -518,6 +538,10 @@ class Tensor:
         """
         Copies src (broadcast to this shape, converted to this dtype) into this tensor in place and returns it. Recorded by autograd: the gradient flows to src (refused on a leaf that requires grad).
         """
+    def corrcoef(self, *args, **kwargs):
+        """
+        Pearson correlation coefficients of the rows of ``input`` (values clipped to [-1, 1]).
+        """
     def cos(self) -> Tensor:
         """
         Cosine, elementwise (integers promote to float32).
@@ -534,6 +558,16 @@ class Tensor:
         """
         In-place cosh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def count_nonzero(self, *args, **kwargs):
+        """
+        The number of non-zero elements, of all or along ``dim`` (an int or a tuple), as int64.
+        """
+    def cov(self, *args, **kwargs):
+        """
+        The covariance matrix of the rows of ``input`` (variables) over its columns (observations),
+            with integer frequency weights ``fweights`` and observation weights ``aweights``; a 1-d input
+            gives a 0-d variance.
+        """
     def cpu(self):
         """
         This tensor itself: pylucid tensors are always on the CPU (PyTorch returns self there too).
@@ -546,6 +580,15 @@ class Tensor:
     def cuda(self, device = None, non_blocking = False, memory_format = None):
         """
         Raises LucidError: pylucid has no CUDA device (check ``pylucid.cuda.is_available()``).
+        """
+    def cummax(self, *args, **kwargs):
+        """
+        ``(values, indices)``: the running maximum along ``dim`` and where it was taken (the latest
+            position among ties; NaN propagates). The gradient flows to the element each value came from.
+        """
+    def cummin(self, *args, **kwargs):
+        """
+        ``(values, indices)``: the running minimum along ``dim`` and where it was taken.
         """
     def cumprod(self, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
         """
@@ -600,6 +643,15 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.arange(9).reshape(3, 3).diagonal(1).tolist()
         [1, 5]
+        """
+    def diff(self, *args, **kwargs):
+        """
+        The ``n``-th forward difference along ``dim`` (``prepend``/``append`` are concatenated first);
+            for bool tensors the difference is ``!=``.
+        """
+    def digamma(self, *args, **kwargs):
+        """
+        The logarithmic derivative of Gamma, ``Gamma'(x) / Gamma(x)`` (-inf at 0, NaN at negative integers).
         """
     def dim(self) -> builtins.int:
         """
@@ -709,6 +761,10 @@ class Tensor:
         """
         This tensor converted to pylucid.float32 (self when it already is).
         """
+    def float_power(self, *args, **kwargs):
+        """
+        ``input ** exponent`` computed in float64 (either may be a number).
+        """
     def floor(self) -> Tensor:
         """
         Largest integer <= input, in input's dtype (integers pass through); zero gradient.
@@ -783,6 +839,12 @@ class Tensor:
         >>> pylucid.histc(pylucid.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
         [0.0, 2.0, 1.0, 0.0]
         """
+    def histogram(self, *args, **kwargs):
+        """
+        ``(hist, bin_edges)``: a histogram of a floating tensor with ``bins`` equal bins (over
+            ``range`` or the data's min and max) or the given 1-d tensor of edges; ``weight`` weights each
+            element, ``density`` normalises to a probability density. The last bin includes its right edge.
+        """
     def hypot(self, *args, **kwargs):
         """
         ``sqrt(input**2 + other**2)`` elementwise with broadcasting.
@@ -791,9 +853,17 @@ class Tensor:
         """
         In-place hypot: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def i0(self, *args, **kwargs):
+        """
+        The modified Bessel function of the first kind of order 0; its gradient is ``i1``.
+        """
     def index_select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         """
         The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
+        """
+    def inner(self, *args, **kwargs):
+        """
+        Sums the products over the last dims of both (a 0-d input multiplies).
         """
     def int(self, memory_format = None):
         """
@@ -816,6 +886,10 @@ class Tensor:
     def isfinite(self) -> Tensor:
         """
         Bool tensor: True where input is neither inf nor NaN.
+        """
+    def isin(self, *args, **kwargs):
+        """
+        A bool tensor of ``elements``' shape: whether each is in ``test_elements`` (either may be a number).
         """
     def isinf(self) -> Tensor:
         """
@@ -862,6 +936,10 @@ class Tensor:
         """
         input <= other, elementwise. Returns a bool tensor (broadcast shapes).
         """
+    def lgamma(self, *args, **kwargs):
+        """
+        ``log|Gamma(x)|`` elementwise (+inf at 0, -1, -2, ...); its gradient is :func:`digamma`.
+        """
     def log(self) -> Tensor:
         """
         Natural logarithm, elementwise (integers promote to float32).
@@ -905,6 +983,10 @@ class Tensor:
     def logaddexp_(self, *args, **kwargs):
         """
         In-place logaddexp: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def logcumsumexp(self, *args, **kwargs):
+        """
+        ``log(cumsum(exp(input), dim))`` without overflow or underflow, as a running ``logaddexp``.
         """
     def logical_and(self, *args, **kwargs):
         """
@@ -966,6 +1048,11 @@ class Tensor:
         >>> (pylucid.ones(5, 2, 3) @ pylucid.ones(3, 4)).shape
         pylucid.Size([5, 2, 4])
         """
+    def matrix_power(self, *args, **kwargs):
+        """
+        The ``n``-th power (``n >= 0``) of a square matrix or batch of them, by repeated squaring;
+            ``n == 0`` gives the identity.
+        """
     def max(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
         """
         max(input): the largest element (0-d). max(input, dim, keepdim=False): a named tuple (values, indices), the index of the first maximum. max(input, other): maximum. NaN propagates; the gradient is split evenly among ties.
@@ -982,6 +1069,11 @@ class Tensor:
         """
         Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). An empty reduction gives NaN.
         """
+    def median(self, *args, **kwargs):
+        """
+        The lower median (the ``(n - 1) // 2``-th smallest; NaN if there is one): of all elements
+            when ``dim`` is None, else ``(values, indices)`` along ``dim``.
+        """
     def min(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
         """
         min(input): the smallest element (0-d). min(input, dim, keepdim=False): a named tuple (values, indices). min(input, other): minimum. NaN propagates; the gradient is split evenly among ties.
@@ -993,6 +1085,11 @@ class Tensor:
     def mm(self, other: Tensor) -> Tensor:
         """
         Product of two 2-D tensors.
+        """
+    def mode(self, *args, **kwargs):
+        """
+        ``(values, indices)``: the most frequent value along ``dim`` (the smallest among equally
+            frequent ones) and the index of its last occurrence.
         """
     def moveaxis(self, source: typing.Any, destination: typing.Any) -> Tensor:
         """
@@ -1018,6 +1115,10 @@ class Tensor:
         """
         Alias of mul.
         """
+    def mv(self, *args, **kwargs):
+        """
+        The matrix-vector product of an (n, m) matrix and an m-vector.
+        """
     def nan_to_num(self, *args, **kwargs):
         """
         NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0, the dtype's
@@ -1026,6 +1127,14 @@ class Tensor:
     def nan_to_num_(self, *args, **kwargs):
         """
         In-place nan_to_num: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def nanmedian(self, *args, **kwargs):
+        """
+        :func:`median` ignoring NaN (NaN only where every element is).
+        """
+    def nanquantile(self, *args, **kwargs):
+        """
+        :func:`quantile` ignoring NaN (NaN only where every reduced value is).
         """
     def narrow(self, dim: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -1116,6 +1225,14 @@ class Tensor:
         """
         A view with the dims reordered (ints or one tuple, a permutation of 0..ndim-1): output dim i is input dim dims[i].
         """
+    def polygamma(self, n):
+        """
+        ``polygamma(n, self)``: the ``n``-th derivative of :func:`digamma`.
+        """
+    def positive(self, *args, **kwargs):
+        """
+        ``input`` itself (``+input``); bool tensors are refused, as PyTorch's unary plus.
+        """
     def pow(self, *args, **kwargs):
         """
         self ** exponent, elementwise with broadcasting (exponent a Tensor or number).
@@ -1127,6 +1244,12 @@ class Tensor:
     def prod(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
+        """
+    def quantile(self, *args, **kwargs):
+        """
+        The ``q``-th quantiles (``q`` a number or a 1-d tensor in [0, 1]) of all elements or along
+            ``dim``; a 1-d ``q`` adds a leading dim. Between two order statistics the ``interpolation`` is
+            'linear', 'lower', 'higher', 'midpoint' or 'nearest'. NaN if the reduced values hold a NaN.
         """
     def rad2deg(self, *args, **kwargs):
         """
@@ -1214,6 +1337,10 @@ class Tensor:
         ``input`` rolled by ``shifts`` along ``dims`` (elements leaving one end re-enter at the
             other); without dims, over the flattened tensor. Differentiable.
         """
+    def rot90(self, *args, **kwargs):
+        """
+        Rotates by 90 degrees ``k`` times in the plane of ``dims``, from the first towards the second.
+        """
     def round(self, *, decimals: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
         """
         Round half to even, in input's dtype (floating inputs); decimals rounds to that many decimal places (negative: to tens, hundreds, ...). Zero gradient.
@@ -1285,6 +1412,10 @@ class Tensor:
     def sin_(self, *args, **kwargs):
         """
         In-place sin: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def sinc(self, *args, **kwargs):
+        """
+        The normalised sinc, ``sin(pi x) / (pi x)``, 1 at 0.
         """
     def sinh(self) -> Tensor:
         """
@@ -1485,6 +1616,10 @@ class Tensor:
         """
         Variance over dim: sum (x - mean)^2 / max(0, N - correction), correction=1 by default (or unbiased=True/False).
         """
+    def vdot(self, *args, **kwargs):
+        """
+        The dot product of two 1-d tensors (real tensors: the same as :func:`pylucid.dot`).
+        """
     def view(self, *args) -> Tensor:
         """
         A view of the same elements with the given shape (ints or one tuple; one -1 is inferred), sharing storage; never copies: raises LucidError when the strides do not allow it (use reshape).
@@ -1496,6 +1631,10 @@ class Tensor:
     def where(self, condition: typing.Any, other: typing.Any) -> Tensor:
         """
         pylucid.where(condition, self, other): self where condition is True, else other (a Tensor or number), all broadcast; differentiable in self and other.
+        """
+    def xlogy(self, *args, **kwargs):
+        """
+        ``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); either may be a number.
         """
     def zero_(self) -> Tensor:
         """

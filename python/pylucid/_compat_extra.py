@@ -10,6 +10,8 @@ compiled C++ already, so the model or function is returned unchanged).
 >>> pylucid.iinfo(pylucid.int64).max
 9223372036854775807
 """
+import math as _math
+
 import numpy as _np
 
 from . import _C
@@ -37,12 +39,13 @@ class finfo:
                             "for integer types")
         self.dtype = _FLOATS[type]
         if type == _C.dtype.bfloat16:  # numpy has no bfloat16: 8 exponent bits as float32, 8 of mantissa
-            self.bits, self.eps, self.max = 16, 2.0**-7, float.fromhex("0x1.fep127")
-            self.tiny, self.resolution = 2.0**-126, 0.01
+            self.bits, self.eps, self.max, self.tiny = 16, 2.0**-7, float.fromhex("0x1.fep127"), 2.0**-126
         else:
             info = _np.finfo(self.dtype)
             self.bits, self.eps, self.max = info.bits, float(info.eps), float(info.max)
-            self.tiny, self.resolution = float(info.smallest_normal), float(info.resolution)
+            self.tiny = float(info.smallest_normal)
+        # The decimal resolution as PyTorch computes it: 10 ** -floor(-log10(eps)).
+        self.resolution = 10.0 ** -_math.floor(-_math.log10(self.eps))
         self.min = -self.max
         self.smallest_normal = self.tiny
 

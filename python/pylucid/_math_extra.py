@@ -42,20 +42,19 @@ def _zeros_like(t):
     return _full_like(t, 0.0)
 
 
-def _result(name, fields):
-    """A named tuple type printed as PyTorch prints ``torch.return_types.<name>``."""
-    t = _collections.namedtuple(name, fields)
-    t.__repr__ = _return_type_repr  # type: ignore[method-assign]
+def _printed_as_torch(t):
+    """Gives a named tuple type PyTorch's print (``torch.return_types.<name>(...)``)."""
+    t.__repr__ = _return_type_repr
     return t
 
 
-_Cummax = _result("cummax", ["values", "indices"])
-_Cummin = _result("cummin", ["values", "indices"])
-_Median = _result("median", ["values", "indices"])
-_NanMedian = _result("nanmedian", ["values", "indices"])
-_Mode = _result("mode", ["values", "indices"])
-_AMinMax = _result("aminmax", ["min", "max"])
-_Histogram = _result("histogram", ["hist", "bin_edges"])
+_Cummax = _printed_as_torch(_collections.namedtuple("cummax", ["values", "indices"]))
+_Cummin = _printed_as_torch(_collections.namedtuple("cummin", ["values", "indices"]))
+_Median = _printed_as_torch(_collections.namedtuple("median", ["values", "indices"]))
+_NanMedian = _printed_as_torch(_collections.namedtuple("nanmedian", ["values", "indices"]))
+_Mode = _printed_as_torch(_collections.namedtuple("mode", ["values", "indices"]))
+_AMinMax = _printed_as_torch(_collections.namedtuple("aminmax", ["min", "max"]))
+_Histogram = _printed_as_torch(_collections.namedtuple("histogram", ["hist", "bin_edges"]))
 
 
 def _tensors(op, tensors):
@@ -658,7 +657,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     return _finish(tensor(vals if dt.is_floating_point else _np.trunc(vals), dtype=dt), requires_grad)
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, layout=None, out=None):  # noqa: A001
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, layout=None,  # noqa: A001
+          out=None):
     """``start, start + step, ...`` up to and including ``end`` (deprecated in PyTorch in favour of
     ``arange``, which excludes ``end``); the default floating dtype unless ``dtype`` is given."""
     from ._tensor import _factory_dtype, _finish, tensor  # noqa: PLC0415
@@ -679,18 +679,21 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
     return _finish(tensor([start + i * step for i in _builtins.range(n)], dtype=dt), requires_grad)
 
 
+def _method(fn, name):
+    """``fn`` as a Tensor method (``x.fn(...)`` is ``fn(x, ...)``)."""
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    return method
+
+
 def _attach():
     for name in ["diff", "cummax", "cummin", "logcumsumexp", "median", "nanmedian", "mode", "quantile",
                  "nanquantile", "count_nonzero", "aminmax", "argwhere", "isin", "histogram", "cov",
                  "corrcoef", "mv", "vdot", "inner", "addmv", "addr", "addbmm", "matrix_power", "rot90"]:
         if name not in vars(_C.Tensor):
-            fn = globals()[name]
-
-            def method(self, *args, _fn=fn, **kwargs):
-                return _fn(self, *args, **kwargs)
-            method.__name__ = method.__qualname__ = name
-            method.__doc__ = fn.__doc__
-            setattr(_C.Tensor, name, method)
+            setattr(_C.Tensor, name, _method(globals()[name], name))
 
 
 _attach()

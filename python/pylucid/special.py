@@ -7,8 +7,8 @@ digamma``, ``polygamma(n)' = polygamma(n + 1)``, ``i0' = i1``, ``i1' = i0 - i1 /
 gradients of every order; the rest are composites of differentiable ops.
 
 >>> import pylucid
->>> round(pylucid.special.gammaln(pylucid.tensor(5.0)).item(), 6)  # log(4!)
-3.178054
+>>> pylucid.special.gammaln(pylucid.tensor([1.0, 2.0, 4.0])).exp().tolist()  # Gamma(n) = (n - 1)!
+[1.0, 1.0, 6.0]
 >>> pylucid.special.xlogy(pylucid.tensor([0.0, 2.0]), pylucid.tensor([0.0, 1.0])).tolist()
 [0.0, 0.0]
 """
@@ -18,6 +18,7 @@ import numpy as _np
 
 from . import _C
 from . import _compat
+from ._math_extra import _method
 from ._math_more import _as_tensor, _float_of, _tensor_arg, logit
 from .autograd.function import Function as _Function
 
@@ -123,11 +124,12 @@ def _i1_np(a):
     """I1 by its power series sum (x/2)^(2k+1) / (k! (k+1)!), summed until the terms stop counting."""
     h = a / 2.0
     term, total = h.copy(), h.copy()
-    for k in range(1, 2000):
-        term = term * h * h / (k * (k + 1))
-        total = total + term
-        if not _np.any(_np.abs(term) > 1e-17 * _np.abs(total)):
-            break
+    with _np.errstate(over="ignore", invalid="ignore"):  # past ~713 the result is inf, as PyTorch's
+        for k in range(1, 2000):
+            term = term * h * h / (k * (k + 1))
+            total = total + term
+            if not _np.any(_np.abs(term) > 1e-17 * _np.abs(total)):
+                break
     return total
 
 
@@ -135,7 +137,8 @@ class _I0(_Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _like(_np.i0(_numpy64(x)), x)
+        with _np.errstate(over="ignore"):
+            return _like(_np.i0(_numpy64(x)), x)
 
     @staticmethod
     def backward(ctx, g):
@@ -241,9 +244,8 @@ def _xlog(op, input, other, log):
     x, y = _pair(op, input, other)
     # At x == 0 the log's argument is replaced by a harmless value, so that neither the value nor
     # the gradient picks up 0 * inf; NaN in y still propagates, as PyTorch's.
-    zero = (x == 0) & ~_C.isnan(y)
-    ys = _C.where(zero, _full_like(y, 1.0 if log is _C.log else 0.0), y)
-    return x * log(ys)
+    harmless = _C.where(_C.isnan(y), y, _full_like(y, 1.0 if log is _C.log else 0.0))
+    return x * log(_C.where(x == 0, harmless, y))
 
 
 def xlogy(input, other):
@@ -336,19 +338,18 @@ def __getattr__(name):
 
 
 
+def _polygamma_method(self, n):
+    """``polygamma(n, self)``: the ``n``-th derivative of :func:`digamma`."""
+    return polygamma(n, self)
+
+
 def _attach():
-    for name in ["lgamma", "digamma", "polygamma", "i0", "sinc", "xlogy", "float_power", "positive"]:
+    for name in ["lgamma", "digamma", "i0", "sinc", "xlogy", "float_power", "positive"]:
         if name not in vars(_C.Tensor):
-            fn = globals()[name]
-            if name == "polygamma":
-                def method(self, n, _fn=fn):
-                    return _fn(n, self)
-            else:
-                def method(self, *args, _fn=fn, **kwargs):
-                    return _fn(self, *args, **kwargs)
-            method.__name__ = method.__qualname__ = name
-            method.__doc__ = fn.__doc__
-            setattr(_C.Tensor, name, method)
+            setattr(_C.Tensor, name, _method(globals()[name], name))
+    if "polygamma" not in vars(_C.Tensor):
+        _polygamma_method.__name__ = _polygamma_method.__qualname__ = "polygamma"
+        setattr(_C.Tensor, "polygamma", _polygamma_method)
 
 
 _attach()

@@ -78,8 +78,8 @@ class Uniform(Distribution):
 
     def log_prob(self, value):
         self._validate_sample(value)
-        inside = ((self.low <= value) & (self.high > value)).to(self.low.dtype)
-        return inside.log() - (self.high - self.low).log()
+        lb, ub = (self.low <= value).to(self.low.dtype), (self.high > value).to(self.low.dtype)
+        return (lb * ub).log() - (self.high - self.low).log()
 
     def cdf(self, value):
         self._validate_sample(value)
@@ -113,7 +113,7 @@ def _cholesky(a):
     with differentiable ops (the matrices here are small: one event's covariance)."""
     k = a.shape[-1]
     below = pylucid.arange(k)
-    cols = []
+    cols: list = []
     for j in range(k):
         c = a[..., :, j]
         if j:
@@ -127,7 +127,7 @@ def _cholesky(a):
 def _solve_lower(tril, b):
     """``tril^-1 b`` for a lower-triangular ``tril`` (..., k, k) and vectors ``b`` (..., k), by
     forward substitution."""
-    z = []
+    z: list = []
     for i in range(tril.shape[-1]):
         r = b[..., i]
         for j in range(i):

@@ -11,7 +11,7 @@ from .distribution import Independent
 
 __all__ = ["kl_divergence", "register_kl"]
 
-_KL = {}
+_KL: dict = {}
 
 
 def register_kl(type_p, type_q):
@@ -67,7 +67,7 @@ def _kl_bernoulli_bernoulli(p, q):
 @register_kl(Uniform, Uniform)
 def _kl_uniform_uniform(p, q):
     result = ((q.high - q.low) / (p.high - p.low)).log()
-    return _inf_where(result, (q.low > p.low) | (q.high < p.high), math.inf)
+    return _inf_where(_inf_where(result, q.low > p.low, math.inf), q.high < p.high, math.inf)
 
 
 @register_kl(Independent, Independent)

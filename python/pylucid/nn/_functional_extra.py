@@ -88,7 +88,8 @@ def channel_shuffle(input, groups) -> Tensor:
 
 def _class_target(op, input, target):
     _check_pair(op, input, target, same_shape=False)
-    if input.ndim not in (1, 2) or target.ndim != input.ndim - 1 or (input.ndim == 2 and target.shape[0] != input.shape[0]):
+    batch_ok = input.ndim == 1 or target.shape[0] == input.shape[0]
+    if input.ndim not in (1, 2) or target.ndim != input.ndim - 1 or not batch_ok:
         raise _C.ShapeMismatch(f"{op}: expected input (N, C) or (C,) and target (N,) or (), got "
                                f"{list(input.shape)} and {list(target.shape)}")
     return input.reshape(-1, input.shape[-1]), target.reshape(-1, 1)
