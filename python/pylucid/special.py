@@ -1,7 +1,7 @@
 """``pylucid.special`` (PyTorch's ``torch.special``) and the special functions PyTorch also has at
 its top level: ``lgamma``, ``digamma``, ``polygamma``, ``i0``, ``sinc``, ``xlogy``, ...
 
-The gamma family and the Bessel functions are :class:`pylucid.autograd.Function` s whose forward
+The gamma family and the Bessel functions are ``autograd.Function`` subclasses whose forward
 is a numpy evaluation and whose backward calls the next function of the family (``lgamma' =
 digamma``, ``polygamma(n)' = polygamma(n + 1)``, ``i0' = i1``, ``i1' = i0 - i1 / x``), so they have
 gradients of every order; the rest are composites of differentiable ops.
