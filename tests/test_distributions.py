@@ -9,8 +9,8 @@ import pytest
 
 import pylucid
 from pylucid.autograd import gradcheck, gradgradcheck
-from pylucid.distributions import (Bernoulli, Categorical, Distribution, Independent, MultivariateNormal, Normal,
-                                   OneHotCategorical, Uniform, kl_divergence, register_kl)
+from pylucid.distributions import (Bernoulli, Beta, Categorical, Distribution, Gamma, Independent, MultivariateNormal,
+                                   Normal, OneHotCategorical, Uniform, kl_divergence, register_kl)
 
 RNG = np.random.default_rng(7)
 
@@ -223,3 +223,55 @@ def test_register_kl():
 
     assert kl_divergence(MyNormal(0.0, 1.0), Uniform(0.0, 1.0)).item() == 42.0
     assert kl_divergence(MyNormal(0.0, 1.0), Normal(0.0, 1.0)).item() == 0.0
+
+
+def test_gamma_and_beta():
+    """Guards against wrong Gamma/Beta densities, entropies, KLs or samples (the values use
+    lgamma/digamma, so they are differentiable in the parameters)."""
+    from math import lgamma
+    a, b, x = np.array([0.5, 1.0, 2.5]), np.array([1.5, 0.3, 2.0]), np.array([0.2, 1.0, 3.0])
+    g = Gamma(_t(a), _t(b))
+    ref = a * np.log(b) + (a - 1) * np.log(x) - b * x - np.vectorize(lgamma)(a)
+    np.testing.assert_allclose(g.log_prob(_t(x)).numpy(), ref, rtol=1e-12)
+    u = np.array([0.2, 0.5, 0.9])
+    lbeta = np.vectorize(lgamma)(a) + np.vectorize(lgamma)(b) - np.vectorize(lgamma)(a + b)
+    np.testing.assert_allclose(Beta(_t(a), _t(b)).log_prob(_t(u)).numpy(),
+                               (a - 1) * np.log(u) + (b - 1) * np.log(1 - u) - lbeta, rtol=1e-12)
+    assert kl_divergence(Gamma(_t(a), _t(b)), Gamma(_t(a), _t(b))).abs().max().item() < 1e-12
+    assert kl_divergence(Beta(_t(a), _t(b)), Beta(_t(a), _t(b))).abs().max().item() < 1e-12
+    # Away from concentration 1, where xlogy's gradient in its first argument is 0 by PyTorch's
+    # convention (so log_prob's gradient there leaves out log(value), as PyTorch's does).
+    ca, cb = _t([0.5, 1.3, 2.5], True), _t(b, True)
+    for fn in (lambda p, q: Gamma(p, q).entropy(), lambda p, q: Beta(p, q).entropy(),
+               lambda p, q: kl_divergence(Gamma(p, q), Gamma(q, p)), lambda p, q: Beta(p, q).log_prob(_t(u))):
+        assert gradcheck(fn, [ca, cb]) and gradgradcheck(fn, [ca, cb])
+    pylucid.manual_seed(2)
+    s = Gamma(_t([0.5, 3.0]), _t([1.0, 2.0])).sample((40000,)).numpy()
+    np.testing.assert_allclose(s.mean(0), [0.5, 1.5], rtol=0.03)
+    assert s.min() > 0
+    s = Beta(_t([0.5, 2.0]), _t([0.5, 6.0])).sample((40000,)).numpy()
+    np.testing.assert_allclose(s.mean(0), [0.5, 0.25], rtol=0.03)
+    for fn in (lambda: Gamma(-1.0, 1.0), lambda: Beta(1.0, 0.0), lambda: Beta(1.0, 1.0).log_prob(_t(1.5)),
+               lambda: Gamma(1.0, 1.0).log_prob(_t(-1.0))):
+        with pytest.raises(ValueError):
+            fn()
+
+
+def test_gamma_and_beta_against_torch():
+    """Guards against a Gamma/Beta value differing from PyTorch's."""
+    torch = pytest.importorskip("torch")
+    a, b, x = np.array([0.5, 1.0, 2.5, 7.0]), np.array([1.5, 0.3, 2.0, 1.0]), np.array([0.2, 1.0, 3.0, 0.05])
+    u = np.array([0.2, 0.5, 0.9, 0.01])
+    cases = [
+        lambda m, D: D.Gamma(m.tensor(a), m.tensor(b)).log_prob(m.tensor(x)),
+        lambda m, D: D.Gamma(m.tensor(a), m.tensor(b)).entropy(),
+        lambda m, D: D.kl_divergence(D.Gamma(m.tensor(a), m.tensor(b)), D.Gamma(m.tensor(b), m.tensor(a))),
+        lambda m, D: D.Beta(m.tensor(a), m.tensor(b)).log_prob(m.tensor(u)),
+        lambda m, D: D.Beta(m.tensor(a), m.tensor(b)).entropy(),
+        lambda m, D: D.kl_divergence(D.Beta(m.tensor(a), m.tensor(b)), D.Beta(m.tensor(b), m.tensor(a))),
+        lambda m, D: D.Beta(m.tensor(a), m.tensor(b)).variance,
+        lambda m, D: D.Gamma(m.tensor(a), m.tensor(b)).mode,
+    ]
+    for fn in cases:
+        np.testing.assert_allclose(np.asarray(fn(pylucid, pylucid.distributions)),
+                                   fn(torch, torch.distributions).numpy(), rtol=1e-10)

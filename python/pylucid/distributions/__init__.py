@@ -12,7 +12,8 @@ PyTorch's; samples come from pylucid's generator (seeded by :func:`pylucid.manua
 from .continuous import MultivariateNormal, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution, Independent
+from .gamma import Beta, Gamma
 from .kl import kl_divergence, register_kl
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal", "Normal",
+__all__ = ["Bernoulli", "Beta", "Categorical", "Distribution", "Gamma", "Independent", "MultivariateNormal", "Normal",
            "OneHotCategorical", "Uniform", "kl_divergence", "register_kl"]

@@ -3,11 +3,13 @@
 import math
 
 import pylucid
+from pylucid import special
 from pylucid.nn import functional as F
 
 from .continuous import Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Independent
+from .gamma import Beta, Gamma
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -75,3 +77,24 @@ def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError("KL between Independents with different event dims is not implemented")
     return p._sum_rightmost(kl_divergence(p.base_dist, q.base_dist))
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = special.lgamma(q.concentration) - special.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * special.digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    sum_p = p.concentration1 + p.concentration0
+    sum_q = q.concentration1 + q.concentration0
+    t1 = special.lgamma(q.concentration1) + special.lgamma(q.concentration0) + special.lgamma(sum_p)
+    t2 = special.lgamma(p.concentration1) + special.lgamma(p.concentration0) + special.lgamma(sum_q)
+    t3 = (p.concentration1 - q.concentration1) * special.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * special.digamma(p.concentration0)
+    t5 = (sum_q - sum_p) * special.digamma(sum_p)
+    return t1 - t2 + t3 + t4 + t5
