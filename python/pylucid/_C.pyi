@@ -887,10 +887,6 @@ class Tensor:
         """
         Bool tensor: True where input is neither inf nor NaN.
         """
-    def isin(self, *args, **kwargs):
-        """
-        A bool tensor of ``elements``' shape: whether each is in ``test_elements`` (either may be a number).
-        """
     def isinf(self) -> Tensor:
         """
         Bool tensor: True where input is +inf or -inf.

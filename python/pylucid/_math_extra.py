@@ -690,7 +690,7 @@ def _method(fn, name):
 
 def _attach():
     for name in ["diff", "cummax", "cummin", "logcumsumexp", "median", "nanmedian", "mode", "quantile",
-                 "nanquantile", "count_nonzero", "aminmax", "argwhere", "isin", "histogram", "cov",
+                 "nanquantile", "count_nonzero", "aminmax", "argwhere", "histogram", "cov",
                  "corrcoef", "mv", "vdot", "inner", "addmv", "addr", "addbmm", "matrix_power", "rot90"]:
         if name not in vars(_C.Tensor):
             setattr(_C.Tensor, name, _method(globals()[name], name))
