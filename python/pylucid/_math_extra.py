@@ -21,7 +21,7 @@ import warnings as _warnings
 import numpy as _np
 
 from . import _C
-from ._math_more import _as_tensor, _float_of, _tensor_arg, logaddexp
+from ._math_more import _float_of, _tensor_arg, lerp, logaddexp
 from ._tensor_str import return_type_repr as _return_type_repr
 
 __all__ = [
@@ -72,6 +72,11 @@ def _dim(op, dim, ndim):
     return dim % n
 
 
+def _values(t):
+    """A tensor's values as numpy: float64 for floating dtypes (exact for every one of them)."""
+    return t.detach().to(_C.dtype.float64).numpy() if t.dtype.is_floating_point else t.detach().numpy()
+
+
 def _index(arr):
     from ._tensor import from_numpy  # noqa: PLC0415  (_tensor loads after this module)
     return from_numpy(_np.ascontiguousarray(arr, dtype=_np.int64))
@@ -82,11 +87,13 @@ def _index(arr):
 def _atleast(n, tensors):
     out = []
     for t in _tensors(f"atleast_{n}d", tensors):
-        shape = tuple(t.shape)
-        if len(shape) < n:
-            # 1-d (k,) becomes (1, k) and, for 3-d, (1, k, 1); 2-d (a, b) becomes (a, b, 1), as numpy.
-            shape = {0: (1,) * n, 1: (1, *shape, 1)[:n] if n == 3 else (1, *shape)[-n:], 2: (*shape, 1)}[len(shape)]
-            t = t.reshape(*shape)
+        # As numpy: () -> (1, ...); (k,) -> (1, k) or (1, k, 1); (a, b) -> (a, b, 1).
+        if t.ndim == 0:
+            t = t.reshape(*[1] * n)
+        elif t.ndim == 1 and n > 1:
+            t = t.reshape(1, -1, *[1] * (n - 2))
+        elif t.ndim == 2 and n > 2:
+            t = t.unsqueeze(2)
         out.append(t)
     return out[0] if len(out) == 1 else tuple(out)
 
@@ -252,16 +259,16 @@ def _cum_extreme(op, result, input, dim, better):
     dim = _dim(op, dim, input.ndim)
     if input.ndim == 0:
         return result(input.clone(), _index(_np.zeros(())))
-    a = _np.moveaxis(input.detach().float().numpy() if input.dtype.is_floating_point
-                     and input.dtype != _C.dtype.float64 else input.detach().numpy(), dim, -1)
+    a = _np.moveaxis(_values(input).astype(_np.float64), dim, -1)
     idx = _np.zeros(a.shape, dtype=_np.int64)
     if a.shape[-1]:
         best, cur = a[..., 0].copy(), _np.zeros(a.shape[:-1], dtype=_np.int64)
         for i in _builtins.range(a.shape[-1]):
-            # PyTorch takes the latest index among equal values, and a NaN sticks once seen.
-            take = better(a[..., i], best) | (a[..., i] == best) | _np.isnan(a[..., i].astype(float))
-            take &= ~_np.isnan(best.astype(float)) | _np.isnan(a[..., i].astype(float))
-            best, cur = _np.where(take, a[..., i], best), _np.where(take, i, cur)
+            # PyTorch takes the latest index among equal values; once a NaN is seen only a later
+            # NaN replaces it.
+            v, v_nan = a[..., i], _np.isnan(a[..., i])
+            take = (better(v, best) | (v == best) | v_nan) & (~_np.isnan(best) | v_nan)
+            best, cur = _np.where(take, v, best), _np.where(take, i, cur)
             idx[..., i] = cur
     indices = _index(_np.moveaxis(idx, -1, dim))
     return result(input.gather(dim, indices), indices)
@@ -295,14 +302,9 @@ def logcumsumexp(input, dim):
 
 # --- order statistics -------------------------------------------------------------------------
 
-def _flat_or_dim(input, dim):
-    """(tensor, dim): the input flattened when dim is None."""
-    return (input.reshape(-1), 0) if dim is None else (input, _dim("median", dim, input.ndim))
-
-
 def _median(op, result, input, dim, keepdim, skip_nan):
     _tensor_arg(op, "input", input)
-    x, d = _flat_or_dim(input, dim)
+    x, d = (input.reshape(-1), 0) if dim is None else (input, _dim(op, dim, input.ndim))
     if x.ndim == 0:
         x, d = x.reshape(1), 0
     n = x.shape[d]
@@ -349,8 +351,7 @@ def mode(input, dim=-1, keepdim=False):
     x, d = (input.reshape(1), 0) if input.ndim == 0 else (input, _dim("mode", dim, input.ndim))
     if x.shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
-    a = _np.moveaxis(x.detach().to(_C.dtype.float64).numpy() if x.dtype.is_floating_point else x.detach().numpy(),
-                     d, -1)
+    a = _np.moveaxis(_values(x), d, -1)
     rows = a.reshape(-1, a.shape[-1])
     idx = _np.empty(rows.shape[0], dtype=_np.int64)
     for r, row in enumerate(rows):
@@ -370,8 +371,10 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 def _quantile(op, input, q, dim, keepdim, interpolation, skip_nan):
     from ._tensor import tensor  # noqa: PLC0415
     _tensor_arg(op, "input", input)
-    if not input.dtype.is_floating_point:
+    if input.dtype not in (_C.dtype.float32, _C.dtype.float64):
         raise _C.DtypeMismatch(f"{op}() input tensor must be either float or double dtype, got {input.dtype!r}")
+    # Positions are computed in the input's dtype, as PyTorch does, so the weights agree bit for bit.
+    np_dt = _np.float32 if input.dtype == _C.dtype.float32 else _np.float64
     if interpolation not in _INTERPOLATIONS:
         raise ValueError(f"{op}() interpolation must be one of {_INTERPOLATIONS}, got '{interpolation}'")
     scalar_q = not isinstance(q, _C.Tensor)
@@ -381,7 +384,7 @@ def _quantile(op, input, q, dim, keepdim, interpolation, skip_nan):
     qt = tensor(q, dtype=_C.dtype.float64) if scalar_q else q.detach().to(_C.dtype.float64)
     if qt.ndim > 1:
         raise _C.ShapeMismatch(f"{op}() q must be a scalar or 1D tensor, got shape {tuple(qt.shape)}")
-    qs = _np.atleast_1d(qt.numpy())
+    qs = _np.atleast_1d(qt.numpy()).astype(np_dt)
     if ((qs < 0) | (qs > 1)).any():
         raise ValueError(f"{op}() q values must be in the range [0, 1]")
     x = input.reshape(-1) if dim is None else input.movedim(_dim(op, dim, input.ndim), -1)
@@ -391,9 +394,9 @@ def _quantile(op, input, q, dim, keepdim, interpolation, skip_nan):
     if n == 0:
         raise IndexError(f"{op}() input tensor must be non-empty")
     s = x.sort(-1).values  # NaN last
-    nans = _C.isnan(x.detach()).sum(-1, keepdim=True).to(_C.dtype.float64).numpy()
-    valid = n - nans if skip_nan else _np.where(nans > 0, 0.0, float(n))  # 0 rows give NaN below
-    pos = qs * _np.maximum(valid - 1, 0)  # (..., Q)
+    nans = _C.isnan(x.detach()).sum(-1, keepdim=True).numpy()
+    valid = n - nans if skip_nan else _np.where(nans > 0, 0, n)  # 0 valid values give NaN below
+    pos = qs * _np.maximum(valid - 1, 0).astype(np_dt)  # (..., Q)
     lo, hi = _np.floor(pos), _np.ceil(pos)
     if interpolation == "lower":
         pos = lo
@@ -408,7 +411,7 @@ def _quantile(op, input, q, dim, keepdim, interpolation, skip_nan):
         w = tensor(_np.where(lo == hi, 0.0, 0.5), dtype=s.dtype)
     else:
         w = tensor(pos - _np.floor(pos), dtype=s.dtype)
-    out = v_lo + (v_hi - v_lo) * w
+    out = lerp(v_lo, v_hi, w)  # PyTorch's lerp, so the values agree to the last bit
     if (valid == 0).any():
         out = _C.where(tensor(_np.broadcast_to(valid == 0, out.shape).copy()), _full_like(out, _math.nan), out)
     out = out.movedim(-1, 0)  # the q dim first, as PyTorch
