@@ -26,8 +26,8 @@ class Distribution:
         Distribution._validate_args = value
 
     def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
-        self._batch_shape = tuple(batch_shape)
-        self._event_shape = tuple(event_shape)
+        self._batch_shape = pylucid.Size(tuple(batch_shape))
+        self._event_shape = pylucid.Size(tuple(event_shape))
         if validate_args is not None:
             self._validate_args = validate_args
 
@@ -68,7 +68,7 @@ class Distribution:
                              f"support of {type(self).__name__}, but found invalid values:\n{value}")
 
     def _extended_shape(self, sample_shape=()):
-        return tuple(sample_shape) + self._batch_shape + self._event_shape
+        return pylucid.Size(tuple(sample_shape) + self._batch_shape + self._event_shape)
 
     def rsample(self, sample_shape=()):
         raise NotImplementedError(f"{type(self).__name__} does not support rsample")
