@@ -20,6 +20,7 @@ from . import _C
 from . import _compat
 from ._math_extra import _method
 from ._math_more import _as_tensor, _float_of, _tensor_arg, logit
+from ._tensor import from_numpy, full_like, ones_like, zeros_like
 from .autograd.function import Function as _Function
 
 __all__ = ["lgamma", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "i0", "i1", "sinc", "entr",
@@ -27,25 +28,11 @@ __all__ = ["lgamma", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "
            "expm1", "log1p", "round", "softmax", "log_softmax", "logsumexp"]
 
 
-def _full_like(t, value):
-    from ._tensor import full_like  # noqa: PLC0415  (_tensor loads after this module)
-    return full_like(t, value)
-
-
-def _ones_like(t):
-    return _full_like(t, 1.0)
-
-
-def _zeros_like(t):
-    return _full_like(t, 0.0)
-
-
 def _numpy64(x):
     return _np.asarray(x.detach().to(_C.dtype.float64).contiguous().numpy())
 
 
 def _like(arr, x):
-    from ._tensor import from_numpy  # noqa: PLC0415  (_tensor loads after _math_more)
     return from_numpy(_np.ascontiguousarray(arr, dtype=_np.float64)).to(x.dtype)
 
 
@@ -156,9 +143,9 @@ class _I1(_Function):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         zero = x == 0
-        xs = _C.where(zero, _ones_like(x), x)
+        xs = _C.where(zero, ones_like(x), x)
         # I1'(x) = I0(x) - I1(x) / x, which tends to 1/2 at 0.
-        return g * _C.where(zero, _full_like(x, 0.5), _I0.apply(x) - _I1.apply(xs) / xs)
+        return g * _C.where(zero, full_like(x, 0.5), _I0.apply(x) - _I1.apply(xs) / xs)
 
 
 def _unary(op, input):
@@ -216,16 +203,16 @@ def sinc(input):
     """The normalised sinc, ``sin(pi x) / (pi x)``, 1 at 0."""
     x = _unary("sinc", input)
     zero = x == 0
-    px = _C.where(zero, _ones_like(x), x) * _math.pi
-    return _C.where(zero, _ones_like(x), _C.sin(px) / px)
+    px = _C.where(zero, ones_like(x), x) * _math.pi
+    return _C.where(zero, ones_like(x), _C.sin(px) / px)
 
 
 def entr(input):
     """The elementwise entropy ``-x log(x)``: 0 at 0, -inf for negative x."""
     x = _unary("entr", input)
     pos = x > 0
-    xs = _C.where(pos, x, _ones_like(x))
-    rest = _C.where(x == 0, _zeros_like(x), _full_like(x, -_math.inf))
+    xs = _C.where(pos, x, ones_like(x))
+    rest = _C.where(x == 0, zeros_like(x), full_like(x, -_math.inf))
     return _C.where(pos, -xs * _C.log(xs), _C.where(_C.isnan(x), x, rest))
 
 
@@ -244,7 +231,7 @@ def _xlog(op, input, other, log):
     x, y = _pair(op, input, other)
     # At x == 0 the log's argument is replaced by a harmless value, so that neither the value nor
     # the gradient picks up 0 * inf; NaN in y still propagates, as PyTorch's.
-    harmless = _C.where(_C.isnan(y), y, _full_like(y, 1.0 if log is _C.log else 0.0))
+    harmless = _C.where(_C.isnan(y), y, full_like(y, 1.0 if log is _C.log else 0.0))
     return x * log(_C.where(x == 0, harmless, y))
 
 
