@@ -384,9 +384,10 @@ def _quantile(op, input, q, dim, keepdim, interpolation, skip_nan):
     qt = tensor(q, dtype=_C.dtype.float64) if scalar_q else q.detach().to(_C.dtype.float64)
     if qt.ndim > 1:
         raise _C.ShapeMismatch(f"{op}() q must be a scalar or 1D tensor, got shape {tuple(qt.shape)}")
-    qs = _np.atleast_1d(qt.numpy()).astype(np_dt)
-    if ((qs < 0) | (qs > 1)).any():
+    q64 = _np.atleast_1d(qt.numpy())
+    if ((q64 < 0) | (q64 > 1)).any():
         raise ValueError(f"{op}() q values must be in the range [0, 1]")
+    qs = q64.astype(np_dt)
     x = input.reshape(-1) if dim is None else input.movedim(_dim(op, dim, input.ndim), -1)
     if x.ndim == 0:
         x = x.reshape(1)
