@@ -275,3 +275,14 @@ def test_gamma_and_beta_against_torch():
     for fn in cases:
         np.testing.assert_allclose(np.asarray(fn(pylucid, pylucid.distributions)),
                                    fn(torch, torch.distributions).numpy(), rtol=1e-10)
+
+
+def test_normal_icdf():
+    """Guards against icdf not inverting cdf (it needs pylucid.erfinv, which it uses when present)."""
+    d = Normal(_t(LOC), _t(SCALE))
+    p = _t([0.1, 0.5, 0.93])
+    if not hasattr(pylucid, "erfinv"):
+        with pytest.raises(NotImplementedError):
+            d.icdf(p)
+        return
+    np.testing.assert_allclose(d.cdf(d.icdf(p)).numpy(), p.numpy(), rtol=1e-10)

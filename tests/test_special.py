@@ -31,6 +31,8 @@ DIFFERENTIABLE = [
     ("gammaln", S.gammaln, _lgamma, [(5,)], True),
     ("i0", pylucid.i0, np.i0, [(3, 4)], False),
     ("i1", S.i1, _i1, [(3, 4)], False),
+    ("i0e", S.i0e, lambda a: np.exp(-np.abs(a)) * np.i0(a), [(3, 4)], False),
+    ("i1e", S.i1e, lambda a: np.exp(-np.abs(a)) * _i1(a), [(3, 4)], False),
     ("sinc", pylucid.sinc, np.sinc, [(3, 4)], False),
     ("xlogy", pylucid.xlogy, lambda a, b: a * np.log(b), [(3, 4), (4,)], True),
     ("xlog1py", S.xlog1py, lambda a, b: a * np.log1p(b), [(3, 4), (3, 1)], True),
@@ -73,6 +75,11 @@ def test_poles_and_limits():
     e = S.entr(_x(0.0, -1.0, math.nan)).tolist()
     assert e[0] == 0.0 and e[1] == -math.inf and math.isnan(e[2])
     assert pylucid.i0(_x(0.0)).item() == 1.0 and S.i1(_x(0.0)).item() == 0.0
+    big = 1e5
+    assert S.i0e(_x(big)).item() == pytest.approx((1 + 1 / (8 * big)) / math.sqrt(2 * math.pi * big), rel=1e-14)
+    assert S.i1e(_x(-big)).item() == pytest.approx(-(1 - 3 / (8 * big)) / math.sqrt(2 * math.pi * big), rel=1e-9)
+    far = _x(-800.0, 750.0).requires_grad_()
+    assert pylucid.autograd.gradcheck(S.i0e, [far]) and pylucid.autograd.gradcheck(S.i1e, [far])
     zero_d = pylucid.xlogy(pylucid.tensor(0.0), pylucid.tensor(math.nan))
     assert zero_d.shape == () and math.isnan(zero_d.item())
 
@@ -124,7 +131,7 @@ def test_against_torch():
         # PyTorch's trigamma (n == 1) is accurate to about 5e-10 relative; ours to 1e-15.
         np.testing.assert_allclose(pylucid.polygamma(n, pylucid.tensor(b)).numpy(),
                                    torch.polygamma(n, torch.tensor(b)).numpy(), rtol=1e-9)
-    for name in ("i1", "entr", "ndtr", "expit", "erf", "erfc", "expm1", "log1p", "exp2"):
+    for name in ("i1", "i0e", "i1e", "entr", "ndtr", "expit", "erf", "erfc", "expm1", "log1p", "exp2"):
         np.testing.assert_allclose(getattr(S, name)(pylucid.tensor(a)).numpy(),
                                    getattr(torch.special, name)(torch.tensor(a)).numpy(), rtol=1e-10, equal_nan=True,
                                    err_msg=name)

@@ -23,7 +23,7 @@ from ._math_more import _as_tensor, _float_of, _tensor_arg, logit
 from ._tensor import from_numpy, full_like, ones_like, zeros_like
 from .autograd.function import Function as _Function
 
-__all__ = ["lgamma", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "i0", "i1", "sinc", "entr",
+__all__ = ["lgamma", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "i0", "i1", "i0e", "i1e", "sinc", "entr",
            "xlogy", "xlog1py", "float_power", "positive", "expit", "logit", "erf", "erfc", "ndtr", "exp2",
            "expm1", "log1p", "round", "softmax", "log_softmax", "logsumexp"]
 
@@ -148,6 +148,50 @@ class _I1(_Function):
         return g * _C.where(zero, full_like(x, 0.5), _I0.apply(x) - _I1.apply(xs) / xs)
 
 
+def _scaled_bessel_np(nu, a):
+    """exp(-|x|) I_nu(x) for nu = 0 or 1: directly up to |x| = 700, beyond (where I_nu overflows)
+    by the asymptotic series 1/sqrt(2 pi x) sum_k c_k / x^k, c_k = -c_{k-1} (4 nu^2 - (2k-1)^2) / (8k)."""
+    ax = _np.abs(a)
+    small = ax <= 700
+    with _np.errstate(over="ignore", invalid="ignore"):
+        direct = _np.exp(-ax) * (_np.i0(a) if nu == 0 else _i1_np(a))
+        big = _np.where(small, 1000.0, ax)
+        term, total = _np.ones_like(big), _np.ones_like(big)
+        for k in range(1, 12):
+            term = -term * (4 * nu * nu - (2 * k - 1) ** 2) / (8 * k * big)
+            total = total + term
+        asym = total / _np.sqrt(2 * _np.pi * big) * (_np.sign(a) if nu else 1.0)
+    return _np.where(small, direct, asym)
+
+
+class _I0e(_Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _like(_scaled_bessel_np(0, _numpy64(x)), x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * (_I1e.apply(x) - _C.sign(x) * _I0e.apply(x))
+
+
+class _I1e(_Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _like(_scaled_bessel_np(1, _numpy64(x)), x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        zero = x == 0
+        xs = _C.where(zero, ones_like(x), x)
+        # (e^-|x| I1)' = e^-|x| (I0 - I1 / x) - sign(x) e^-|x| I1, which is 1/2 at 0.
+        d = _I0e.apply(x) - _I1e.apply(xs) / xs - _C.sign(x) * _I1e.apply(x)
+        return g * _C.where(zero, full_like(x, 0.5), d)
+
+
 def _unary(op, input):
     return _float_of(_tensor_arg(op, "input", input))
 
@@ -197,6 +241,16 @@ def i0(input):
 def i1(input):
     """The modified Bessel function of the first kind of order 1."""
     return _I1.apply(_unary("i1", input))
+
+
+def i0e(input):
+    """The exponentially scaled ``i0``: ``exp(-|x|) * i0(x)``, finite for every x."""
+    return _I0e.apply(_unary("i0e", input))
+
+
+def i1e(input):
+    """The exponentially scaled ``i1``: ``exp(-|x|) * i1(x)``, finite for every x."""
+    return _I1e.apply(_unary("i1e", input))
 
 
 def sinc(input):

@@ -38,6 +38,13 @@ class Normal(Distribution):
         self._validate_sample(value)
         return 0.5 * (1 + pylucid.erf((value - self.loc) / (self.scale * math.sqrt(2))))
 
+    def icdf(self, value):
+        """``loc + scale * sqrt(2) * erfinv(2 value - 1)``; needs :func:`pylucid.erfinv`."""
+        erfinv = getattr(pylucid, "erfinv", None)
+        if erfinv is None:
+            raise NotImplementedError("Normal.icdf needs pylucid.erfinv")
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
+
     def entropy(self):
         return 0.5 + _LOG_SQRT_2PI + self.scale.log()
 
