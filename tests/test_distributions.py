@@ -126,7 +126,12 @@ def test_against_torch():
     for fn in cases:
         np.testing.assert_allclose(np.asarray(fn(pylucid, pylucid.distributions)),
                                    fn(torch, TD).numpy(), rtol=1e-6, atol=1e-7)
-    assert repr(Normal(0.0, 1.0)) == repr(TD.Normal(0.0, 1.0))
+    for make in (lambda m, D: D.Normal(0.0, 1.0), lambda m, D: D.Categorical(logits=m.zeros(2, 3)),
+                 lambda m, D: D.MultivariateNormal(m.zeros(2), covariance_matrix=m.eye(2)),
+                 lambda m, D: D.Independent(D.Normal(m.zeros(2), 1.0), 1), lambda m, D: D.Beta(1.0, 2.0),
+                 lambda m, D: D.OneHotCategorical(probs=m.ones(3)), lambda m, D: D.Gamma(1.0, 2.0)):
+        assert repr(make(pylucid, pylucid.distributions)).replace("pylucid.", "") == \
+            repr(make(torch, TD)).replace("torch.", "")
 
 
 def test_gradients_of_every_order():

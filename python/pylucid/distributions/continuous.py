@@ -39,7 +39,7 @@ class Normal(Distribution):
         return 0.5 * (1 + pylucid.erf((value - self.loc) / (self.scale * math.sqrt(2))))
 
     def icdf(self, value):
-        """``loc + scale * sqrt(2) * erfinv(2 value - 1)``; needs :func:`pylucid.erfinv`."""
+        """``loc + scale * sqrt(2) * erfinv(2 value - 1)``; needs ``pylucid.erfinv``."""
         erfinv = getattr(pylucid, "erfinv", None)
         if erfinv is None:
             raise NotImplementedError("Normal.icdf needs pylucid.erfinv")
@@ -149,7 +149,7 @@ class MultivariateNormal(Distribution):
     inverse, which pylucid does not have.)"""
 
     has_rsample = True
-    _params = ("loc",)
+    _params: tuple = ("loc",)
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
         if loc.ndim < 1:
@@ -181,6 +181,7 @@ class MultivariateNormal(Distribution):
                 pd = sym and bool(np.all(np.linalg.eigvalsh(arr) > 0)) if arr.size else sym
                 self._check("covariance_matrix", covariance_matrix, pylucid.tensor(pd))
             self._unbroadcasted_scale_tril = _cholesky(covariance_matrix)
+        self._params = ("loc", name)
 
     @property
     def scale_tril(self):

@@ -144,9 +144,6 @@ class OneHotCategorical(Distribution):
     def variance(self):
         return self.probs * (1 - self.probs)
 
-    def __repr__(self):
-        return f"OneHotCategorical({self._categorical!r})"
-
 
 class Bernoulli(Distribution):
     """The distribution of a 0/1 variable that is 1 with probability ``probs`` (or ``sigmoid(logits)``)."""

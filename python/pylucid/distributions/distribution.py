@@ -17,6 +17,7 @@ class Distribution:
     has_rsample = False
     has_enumerate_support = False
     _validate_args = True
+    _params: tuple = ()  # the parameters repr shows (those set, or derived so far), as PyTorch's
 
     @staticmethod
     def set_default_validate_args(value):
@@ -114,9 +115,9 @@ class Distribution:
         return self.variance.sqrt()
 
     def __repr__(self):
-        params = [k for k in getattr(self, "_params", ()) if k in self.__dict__]
-        body = ", ".join(f"{k}: {self.__dict__[k].size() if self.__dict__[k].numel() != 1 else self.__dict__[k]}"
-                         for k in params)
+        shown = [(k, getattr(self, k)) for k in self._params
+                 if k in self.__dict__ or isinstance(getattr(type(self), k, None), property)]
+        body = ", ".join(f"{k}: {v.size() if v.numel() != 1 else v}" for k, v in shown)
         return f"{type(self).__name__}({body})"
 
 

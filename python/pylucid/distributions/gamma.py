@@ -92,8 +92,6 @@ class Gamma(Distribution):
 class Beta(Distribution):
     """The beta distribution on [0, 1] with ``concentration1`` (alpha) and ``concentration0`` (beta)."""
 
-    _params = ("concentration1", "concentration0")
-
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = _float_params(concentration1, concentration0)
         super().__init__(tuple(self.concentration1.shape), (), validate_args)
