@@ -45,6 +45,7 @@ from . import _compat  # noqa: E402,F401  (Tensor surface: legacy constructors, 
 from ._compat import *  # noqa: E402,F401,F403
 from ._math_more import _attach_inplace  # noqa: E402
 from ._math_extra import *  # noqa: E402,F401,F403
+from ._math_linalg import *  # noqa: E402,F401,F403
 from ._compat_extra import *  # noqa: E402,F401,F403
 
 _attach_inplace()

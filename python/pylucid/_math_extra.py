@@ -21,25 +21,17 @@ import warnings as _warnings
 import numpy as _np
 
 from . import _C
-from ._math_more import _float_of, _tensor_arg, lerp, logaddexp
+from ._device import _check_device
+from ._math_more import _float_of, _tensor_arg, lerp, logaddexp, meshgrid
+from ._tensor import _factory_dtype, _finish, from_numpy, full_like, tensor, zeros
 from ._tensor_str import return_type_repr as _return_type_repr
 
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "row_stack", "dstack", "column_stack",
     "block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices", "rot90", "diff",
     "cummax", "cummin", "logcumsumexp", "median", "nanmedian", "mode", "quantile", "nanquantile",
-    "count_nonzero", "aminmax", "argwhere", "isin", "bucketize", "histogram", "cov", "corrcoef",
-    "mv", "vdot", "inner", "addmv", "addr", "addbmm", "chain_matmul", "matrix_power", "logspace", "range",
+    "count_nonzero", "aminmax", "argwhere", "isin", "bucketize", "histogram", "logspace", "range",
 ]
-
-
-def _full_like(t, value):
-    from ._tensor import full_like  # noqa: PLC0415  (_tensor loads after this module)
-    return full_like(t, value)
-
-
-def _zeros_like(t):
-    return _full_like(t, 0.0)
 
 
 def _printed_as_torch(t):
@@ -78,7 +70,6 @@ def _values(t):
 
 
 def _index(arr):
-    from ._tensor import from_numpy  # noqa: PLC0415  (_tensor loads after this module)
     return from_numpy(_np.ascontiguousarray(arr, dtype=_np.int64))
 
 
@@ -145,7 +136,6 @@ def column_stack(tensors):
 def block_diag(*tensors):
     """A block-diagonal matrix from the given 0-, 1- or 2-d tensors (a 1-d one is one row), zeros
     elsewhere; the dtype is the tensors' promoted one."""
-    from ._tensor import zeros  # noqa: PLC0415
     ts = _tensors("block_diag", tensors)
     blocks = []
     for t in ts:
@@ -169,7 +159,6 @@ def block_diag(*tensors):
 def cartesian_prod(*tensors):
     """The cartesian product of 1-d tensors: one row per combination, the last varying fastest
     (a single tensor is returned as it is)."""
-    from ._math_more import meshgrid  # noqa: PLC0415
     ts = _tensors("cartesian_prod", tensors)
     for t in ts:
         if t.ndim != 1:
@@ -195,7 +184,6 @@ def combinations(input, r=2, with_replacement=False):
 
 
 def _tri_indices(np_fn, row, col, offset, dtype, device):
-    from ._device import _check_device  # noqa: PLC0415
     _check_device(device, np_fn.__name__)
     i, j = np_fn(row, offset, col) if row > 0 and col > 0 else (_np.zeros(0), _np.zeros(0))
     out = _index(_np.stack([i, j]))
@@ -310,18 +298,18 @@ def _median(op, result, input, dim, keepdim, skip_nan):
     n = x.shape[d]
     if n == 0:
         if dim is None:
-            return _full_like(x.sum(), _math.nan) if x.dtype.is_floating_point else x.sum()
+            return full_like(x.sum(), _math.nan) if x.dtype.is_floating_point else x.sum()
         raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
     # NaN sorts last (stably): median takes a row's first NaN when it has one, nanmedian the lower
     # middle of the other values.
     order = x.detach().sort(d, stable=True).indices
     nans = _C.isnan(x.detach()).sum(d, keepdim=True) if x.dtype.is_floating_point else None
     if nans is None:
-        k = _full_like(order.narrow(d, 0, 1), (n - 1) // 2)
+        k = full_like(order.narrow(d, 0, 1), (n - 1) // 2)
     elif skip_nan:
         k = ((n - nans - 1).clamp(min=0)) // 2
     else:
-        k = _C.where(nans > 0, n - nans, _full_like(nans, (n - 1) // 2))
+        k = _C.where(nans > 0, n - nans, full_like(nans, (n - 1) // 2))
     indices = order.gather(d, k)
     values = x.gather(d, indices)
     if dim is None:
@@ -369,7 +357,6 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def _quantile(op, input, q, dim, keepdim, interpolation, skip_nan):
-    from ._tensor import tensor  # noqa: PLC0415
     _tensor_arg(op, "input", input)
     if input.dtype not in (_C.dtype.float32, _C.dtype.float64):
         raise _C.DtypeMismatch(f"{op}() input tensor must be either float or double dtype, got {input.dtype!r}")
@@ -414,7 +401,7 @@ def _quantile(op, input, q, dim, keepdim, interpolation, skip_nan):
         w = tensor(pos - _np.floor(pos), dtype=s.dtype)
     out = lerp(v_lo, v_hi, w)  # PyTorch's lerp, so the values agree to the last bit
     if (valid == 0).any():
-        out = _C.where(tensor(_np.broadcast_to(valid == 0, out.shape).copy()), _full_like(out, _math.nan), out)
+        out = _C.where(tensor(_np.broadcast_to(valid == 0, out.shape).copy()), full_like(out, _math.nan), out)
     out = out.movedim(-1, 0)  # the q dim first, as PyTorch
     if keepdim:
         keep = [1] * input.ndim if dim is None else list(input.shape)
@@ -466,7 +453,6 @@ def argwhere(input):
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """A bool tensor of ``elements``' shape: whether each is in ``test_elements`` (either may be a number)."""
-    from ._tensor import tensor  # noqa: PLC0415
     if not isinstance(elements, _C.Tensor) and not isinstance(test_elements, _C.Tensor):
         raise _C.DtypeMismatch("isin: expected elements or test_elements to be a Tensor")
     a = elements.detach().numpy() if isinstance(elements, _C.Tensor) else _np.asarray(elements)
@@ -488,7 +474,6 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
     """``(hist, bin_edges)``: a histogram of a floating tensor with ``bins`` equal bins (over
     ``range`` or the data's min and max) or the given 1-d tensor of edges; ``weight`` weights each
     element, ``density`` normalises to a probability density. The last bin includes its right edge."""
-    from ._tensor import tensor  # noqa: PLC0415
     _tensor_arg("histogram", "input", input)
     if not input.dtype.is_floating_point:
         raise _C.DtypeMismatch(f"histogram: input tensor must be floating, got {input.dtype!r}")
@@ -501,158 +486,10 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
     return _Histogram(tensor(hist, dtype=input.dtype), tensor(out_edges, dtype=input.dtype))
 
 
-# --- statistics -------------------------------------------------------------------------------
-
-def cov(input, *, correction=1, fweights=None, aweights=None):
-    """The covariance matrix of the rows of ``input`` (variables) over its columns (observations),
-    with integer frequency weights ``fweights`` and observation weights ``aweights``; a 1-d input
-    gives a 0-d variance."""
-    _tensor_arg("cov", "input", input)
-    if input.ndim > 2:
-        raise _C.ShapeMismatch(f"cov(): expected input to have two or fewer dimensions but got {input.ndim}")
-    x = _float_of(input)
-    x2 = x.reshape(1, -1) if x.ndim < 2 else x
-    w = None
-    if fweights is not None:
-        if fweights.dtype.is_floating_point:
-            raise _C.DtypeMismatch(f"cov(): expected fweights to have integral dtype but got {fweights.dtype!r}")
-        if _builtins.bool((fweights < 0).any()):
-            raise _C.LucidError("cov(): fweights cannot be negative")
-        w = fweights.to(x.dtype)
-    if aweights is not None:
-        if not aweights.dtype.is_floating_point:
-            raise _C.DtypeMismatch(f"cov(): expected aweights to have floating point dtype but got {aweights.dtype!r}")
-        if _builtins.bool((aweights < 0).any()):
-            raise _C.LucidError("cov(): aweights cannot be negative")
-        w = aweights.to(x.dtype) if w is None else w * aweights.to(x.dtype)
-    if w is None:
-        xc = x2 - x2.mean(1, keepdim=True)
-        c = (xc @ xc.transpose(0, 1)) / _builtins.max(x2.shape[1] - correction, 0)
-    else:
-        # numpy's and PyTorch's normalisation: sum(w) - correction * sum(w * aweights) / sum(w).
-        wsum = w.sum()
-        xc = x2 - (x2 * w).sum(1, keepdim=True) / wsum
-        a = w if aweights is None else w * aweights.to(x.dtype)
-        norm = wsum - correction * (a.sum() / wsum if aweights is not None else 1)
-        c = ((xc * w) @ xc.transpose(0, 1)) / norm.clamp(min=0)
-    return c.reshape(()) if input.ndim < 2 else c
-
-
-def corrcoef(input):
-    """Pearson correlation coefficients of the rows of ``input`` (values clipped to [-1, 1])."""
-    c = cov(input)
-    if c.ndim == 0:
-        return c / c
-    d = c.diagonal().sqrt()
-    return (c / d.unsqueeze(1) / d.unsqueeze(0)).clamp(-1.0, 1.0)
-
-
-# --- small linear algebra ---------------------------------------------------------------------
-
-def _check_ndim(op, name, t, ndim):
-    _tensor_arg(op, name, t)
-    if t.ndim != ndim:
-        raise _C.ShapeMismatch(f"{op}: {name} must be {ndim}-d, got shape {tuple(t.shape)}")
-
-
-def mv(input, vec):
-    """The matrix-vector product of an (n, m) matrix and an m-vector."""
-    _check_ndim("mv", "input", input, 2)
-    _check_ndim("mv", "vec", vec, 1)
-    if input.shape[1] != vec.shape[0]:
-        raise _C.ShapeMismatch(f"mv: size mismatch, got input ({input.shape[0]}x{input.shape[1]}), "
-                               f"vec ({vec.shape[0]})")
-    return input @ vec
-
-
-def vdot(input, other):
-    """The dot product of two 1-d tensors (real tensors: the same as :func:`pylucid.dot`)."""
-    _check_ndim("vdot", "input", input, 1)
-    _check_ndim("vdot", "other", other, 1)
-    return _C.dot(input, other)
-
-
-def inner(input, other):
-    """Sums the products over the last dims of both (a 0-d input multiplies)."""
-    from ._math_more import tensordot  # noqa: PLC0415
-    _tensor_arg("inner", "input", input)
-    _tensor_arg("inner", "other", other)
-    if input.ndim == 0 or other.ndim == 0:
-        return input * other
-    if input.shape[-1] != other.shape[-1]:
-        raise _C.ShapeMismatch(f"inner() the last dimension must match on both input tensors but got shapes "
-                               f"{list(input.shape)} and {list(other.shape)}")
-    return tensordot(input, other, ([-1], [-1]))
-
-
-def _add_scaled(input, prod, beta, alpha):
-    """``beta * input + alpha * prod``; with ``beta == 0`` input is ignored (NaN in it does not propagate)."""
-    prod = prod if alpha == 1 else alpha * prod
-    if beta == 0:
-        return prod + _zeros_like(input)  # keeps the broadcast shape
-    return (input if beta == 1 else beta * input) + prod
-
-
-def addmv(input, mat, vec, *, beta=1, alpha=1):
-    """``beta * input + alpha * (mat @ vec)``."""
-    return _add_scaled(_tensor_arg("addmv", "input", input), mv(mat, vec), beta, alpha)
-
-
-def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    """``beta * input + alpha * outer(vec1, vec2)``."""
-    _check_ndim("addr", "vec1", vec1, 1)
-    _check_ndim("addr", "vec2", vec2, 1)
-    return _add_scaled(_tensor_arg("addr", "input", input), vec1.unsqueeze(1) * vec2.unsqueeze(0), beta, alpha)
-
-
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """``beta * input + alpha * sum_i batch1[i] @ batch2[i]``."""
-    _check_ndim("addbmm", "batch1", batch1, 3)
-    _check_ndim("addbmm", "batch2", batch2, 3)
-    return _add_scaled(_tensor_arg("addbmm", "input", input), _C.bmm(batch1, batch2).sum(0), beta, alpha)
-
-
-def chain_matmul(*matrices):
-    """The product of 2-d matrices left to right (deprecated in PyTorch for ``linalg.multi_dot``)."""
-    ms = _tensors("chain_matmul", matrices)
-    if not ms:
-        raise _C.LucidError("chain_matmul(): Expected one or more matrices")
-    out = ms[0]
-    for m in ms:
-        if m.ndim != 2:
-            raise _C.ShapeMismatch(f"chain_matmul(): Tensor dimension is {m.ndim}, expected 2 instead.")
-    for m in ms[1:]:
-        out = out @ m
-    return out
-
-
-def matrix_power(input, n):
-    """The ``n``-th power (``n >= 0``) of a square matrix or batch of them, by repeated squaring;
-    ``n == 0`` gives the identity."""
-    _tensor_arg("matrix_power", "input", input)
-    if input.ndim < 2 or input.shape[-1] != input.shape[-2]:
-        raise _C.ShapeMismatch(f"matrix_power: expected a (batch of) square matrices, got shape {tuple(input.shape)}")
-    if n < 0:
-        raise _C.LucidError("matrix_power: negative powers need a matrix inverse, which pylucid does not have")
-    from ._tensor import eye  # noqa: PLC0415
-    if n == 0:
-        return eye(input.shape[-1], dtype=input.dtype).expand(*input.shape).clone()
-    result, base = None, input
-    while n:
-        if n & 1:
-            result = base if result is None else result @ base
-        n >>= 1
-        if n:
-            base = base @ base
-    return result
-
-
 # --- ranges -----------------------------------------------------------------------------------
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, layout=None, out=None):
     """``steps`` values ``base ** linspace(start, end, steps)``."""
-    from ._tensor import _factory_dtype, _finish, tensor  # noqa: PLC0415
-    from ._device import _check_device  # noqa: PLC0415
     _check_device(device, "logspace")
     if steps < 0:
         raise _C.LucidError(f"logspace: number of steps must be non-negative, got {steps}")
@@ -665,8 +502,6 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
           out=None):
     """``start, start + step, ...`` up to and including ``end`` (deprecated in PyTorch in favour of
     ``arange``, which excludes ``end``); the default floating dtype unless ``dtype`` is given."""
-    from ._tensor import _factory_dtype, _finish, tensor  # noqa: PLC0415
-    from ._device import _check_device  # noqa: PLC0415
     _warnings.warn("pylucid.range is deprecated and will be removed in a future release because its "
                    "behavior is inconsistent with Python's range builtin. Instead, use pylucid.arange, "
                    "which produces values in [start, end).", UserWarning, stacklevel=2)
@@ -694,8 +529,7 @@ def _method(fn, name):
 
 def _attach():
     for name in ["diff", "cummax", "cummin", "logcumsumexp", "median", "nanmedian", "mode", "quantile",
-                 "nanquantile", "count_nonzero", "aminmax", "argwhere", "histogram", "cov",
-                 "corrcoef", "mv", "vdot", "inner", "addmv", "addr", "addbmm", "matrix_power", "rot90"]:
+                 "nanquantile", "count_nonzero", "aminmax", "argwhere", "histogram", "rot90"]:
         if name not in vars(_C.Tensor):
             setattr(_C.Tensor, name, _method(globals()[name], name))
 
