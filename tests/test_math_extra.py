@@ -126,6 +126,17 @@ def test_size_one_and_empty_dims():
     assert math.isnan(pylucid.median(empty).item())
     with pytest.raises(IndexError):
         pylucid.median(empty, 0)
+    with pytest.raises(RuntimeError):
+        pylucid.quantile(pylucid.zeros(0), 0.5)
+
+
+def test_zero_dim_inputs():
+    """Guards against a 0-d input coming back 1-d (numpy's ascontiguousarray turns 0-d into (1,))."""
+    s = pylucid.tensor(3.0)
+    assert pylucid.cummax(s, 0).indices.shape == () and pylucid.cummax(s, 0).values.shape == ()
+    assert pylucid.mode(s).values.shape == () and pylucid.mode(s).indices.shape == ()
+    assert pylucid.median(s, 0).values.shape == () and pylucid.median(s).shape == ()
+    assert pylucid.quantile(s, 0.5).shape == () and pylucid.logcumsumexp(s, 0).shape == ()
 
 
 def test_logcumsumexp_keeps_tiny_terms():
@@ -202,6 +213,10 @@ def test_errors_are_typed():
         pylucid.cov(pylucid.ones(2, 2, 2))
     with pytest.raises(TypeError):
         pylucid.median([1.0, 2.0])
+    with pytest.raises(RuntimeError):
+        pylucid.median(pylucid.tensor([True, False]))
+    with pytest.raises(RuntimeError):
+        pylucid.logcumsumexp(pylucid.tensor([1, 2]), 0)
     with pytest.raises(RuntimeError), pytest.warns(UserWarning):
         pylucid.range(0, 1, 0)
 

@@ -107,6 +107,14 @@ def test_higher_derivatives_follow_the_family():
     assert g3.item() == pytest.approx(pylucid.polygamma(2, _x(1.5)).item(), rel=1e-14)
 
 
+def test_zero_dim_inputs():
+    """Guards against the numpy-evaluated functions returning shape (1,) for a 0-d input."""
+    s = pylucid.tensor(1.5)
+    for fn in (pylucid.lgamma, pylucid.digamma, pylucid.i0, S.i1, S.i0e, S.i1e, pylucid.sinc, S.entr):
+        assert fn(s).shape == (), fn
+    assert pylucid.polygamma(2, s).shape == ()
+
+
 def test_dtypes():
     """Guards against integer inputs not promoting, or float32 inputs coming back as float64."""
     assert pylucid.lgamma(pylucid.tensor([1, 2])).dtype == pylucid.float32

@@ -22,7 +22,7 @@ import numpy as _np
 
 from . import _C
 from ._device import _check_device
-from ._math_more import _float_of, _tensor_arg, lerp, logaddexp, meshgrid
+from ._math_more import _tensor_arg, lerp, logaddexp, meshgrid
 from ._tensor import _factory_dtype, _finish, from_numpy, full_like, tensor, zeros
 from ._tensor_str import return_type_repr as _return_type_repr
 
@@ -70,7 +70,7 @@ def _values(t):
 
 
 def _index(arr):
-    return from_numpy(_np.ascontiguousarray(arr, dtype=_np.int64))
+    return from_numpy(_np.array(arr, dtype=_np.int64, order="C"))  # (ascontiguousarray would make 0-d 1-d)
 
 
 # --- stacking ---------------------------------------------------------------------------------
@@ -275,8 +275,9 @@ def cummin(input, dim):
 
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input), dim))`` without overflow or underflow, as a running ``logaddexp``."""
-    _tensor_arg("logcumsumexp", "input", input)
-    x = _float_of(input)
+    x = _tensor_arg("logcumsumexp", "input", input)
+    if not x.dtype.is_floating_point:
+        raise _C.DtypeMismatch(f"logcumsumexp: expected a floating input, got {x.dtype!r}")
     if x.ndim == 0:
         return x.clone()
     dim = _dim("logcumsumexp", dim, x.ndim)
@@ -290,8 +291,14 @@ def logcumsumexp(input, dim):
 
 # --- order statistics -------------------------------------------------------------------------
 
-def _median(op, result, input, dim, keepdim, skip_nan):
+def _no_bool(op, input):
     _tensor_arg(op, "input", input)
+    if input.dtype == _C.dtype.bool:
+        raise _C.DtypeMismatch(f"{op}: bool input is not supported")
+
+
+def _median(op, result, input, dim, keepdim, skip_nan):
+    _no_bool(op, input)
     x, d = (input.reshape(-1), 0) if dim is None else (input, _dim(op, dim, input.ndim))
     if x.ndim == 0:
         x, d = x.reshape(1), 0
@@ -335,7 +342,7 @@ def nanmedian(input, dim=None, keepdim=False):
 def mode(input, dim=-1, keepdim=False):
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest among equally
     frequent ones) and the index of its last occurrence."""
-    _tensor_arg("mode", "input", input)
+    _no_bool("mode", input)
     x, d = (input.reshape(1), 0) if input.ndim == 0 else (input, _dim("mode", dim, input.ndim))
     if x.shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
@@ -380,7 +387,7 @@ def _quantile(op, input, q, dim, keepdim, interpolation, skip_nan):
         x = x.reshape(1)
     n = x.shape[-1]
     if n == 0:
-        raise IndexError(f"{op}() input tensor must be non-empty")
+        raise _C.LucidError(f"{op}() input tensor must be non-empty")
     s = x.sort(-1).values  # NaN last
     nans = _C.isnan(x.detach()).sum(-1, keepdim=True).numpy()
     valid = n - nans if skip_nan else _np.where(nans > 0, 0, n)  # 0 valid values give NaN below

@@ -33,7 +33,7 @@ def _numpy64(x):
 
 
 def _like(arr, x):
-    return from_numpy(_np.ascontiguousarray(arr, dtype=_np.float64)).to(x.dtype)
+    return from_numpy(_np.array(arr, dtype=_np.float64, order="C")).to(x.dtype)  # keeps 0-d arrays 0-d
 
 
 # Bernoulli numbers B_2k, k = 1..7, for the asymptotic series of polygamma at large x.
