@@ -98,6 +98,10 @@ def test_multivariate_normal():
     np.testing.assert_allclose(e.log_prob(_t(VALUES)).numpy(), ref, rtol=1e-12)
     np.testing.assert_allclose(e.entropy().numpy(), 0.5 * (3 * (1 + math.log(2 * math.pi)) + np.linalg.slogdet(COV)[1]))
     np.testing.assert_allclose(d.variance.numpy(), np.diag(COV), rtol=1e-12)
+    prec = MultivariateNormal(_t(LOC), precision_matrix=_t(np.linalg.inv(COV)))
+    np.testing.assert_allclose(prec.log_prob(_t(VALUES)).numpy(), ref, rtol=1e-10)
+    np.testing.assert_allclose(prec.scale_tril.numpy(), np.linalg.cholesky(COV), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(d.precision_matrix.numpy(), np.linalg.inv(COV), rtol=1e-10, atol=1e-12)
     batched = MultivariateNormal(_t(np.stack([LOC, -LOC])), covariance_matrix=_t(COV))
     assert batched.batch_shape == (2,) and batched.log_prob(_t(VALUES[:, None, :])).shape == (5, 2)
 
@@ -120,6 +124,7 @@ def test_against_torch():
         lambda m, D: D.Uniform(m.tensor([0.0, 1.0]), 4.0).log_prob(m.tensor([1.0, 3.5])),
         lambda m, D: D.MultivariateNormal(m.tensor(LOC), covariance_matrix=m.tensor(COV)).log_prob(m.tensor(VALUES)),
         lambda m, D: D.MultivariateNormal(m.tensor(LOC), covariance_matrix=m.tensor(COV)).entropy(),
+        lambda m, D: D.MultivariateNormal(m.tensor(LOC), precision_matrix=m.tensor(COV)).log_prob(m.tensor(VALUES)),
         lambda m, D: D.Independent(D.Normal(m.tensor(LOC), m.tensor(SCALE)), 1).entropy(),
         lambda m, D: D.OneHotCategorical(logits=m.tensor(LOGITS)).entropy(),
     ]
@@ -149,6 +154,8 @@ def test_gradients_of_every_order():
         (lambda a, b: MultivariateNormal(a, covariance_matrix=b @ b.transpose(0, 1)).log_prob(_t(VALUES)),
          [loc, cov_root]),
         (lambda a: Uniform(a, a + 3.0).entropy(), [loc]),
+        (lambda a, b: MultivariateNormal(a, precision_matrix=b @ b.transpose(0, 1)).log_prob(_t(VALUES)),
+         [loc, cov_root]),
     ]
     for fn, args in checks:
         assert gradcheck(fn, args) and gradgradcheck(fn, args)
@@ -198,6 +205,7 @@ def test_validation():
         lambda: Categorical(logits=_t([0.0, 1.0])).log_prob(pylucid.tensor(2)), lambda: Categorical(),
         lambda: Categorical(probs=_t([1.0]), logits=_t([1.0])), lambda: Uniform(1.0, 0.0),
         lambda: MultivariateNormal(pylucid.zeros(2), covariance_matrix=_t([[1.0, 2.0], [2.0, 1.0]])),
+        lambda: MultivariateNormal(pylucid.zeros(2), precision_matrix=_t([[1.0, 0.0], [1.0, 1.0]])),
         lambda: Bernoulli(0.5).log_prob(_t(0.5)), lambda: Normal(0.0, 1.0).log_prob(_t([1.0, math.nan])),
         lambda: Uniform(0.0, 1.0).log_prob(_t(2.0)), lambda: Normal(pylucid.zeros(3), 1.0).log_prob(pylucid.zeros(2)),
         lambda: Independent(Normal(0.0, 1.0), 1),

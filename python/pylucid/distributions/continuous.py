@@ -143,10 +143,31 @@ def _solve_lower(tril, b):
     return pylucid.stack(z, -1)
 
 
+def _tril_inverse(tril):
+    """The inverse of lower-triangular matrices: column j solves ``tril x = e_j``."""
+    k = tril.shape[-1]
+    batch = tuple(tril.shape[:-2])
+    eye = pylucid.eye(k, dtype=tril.dtype).expand(*batch, k, k)
+    return _solve_lower(tril.unsqueeze(-3).expand(*batch, k, k, k), eye).transpose(-1, -2)
+
+
+def _precision_to_scale_tril(p):
+    """PyTorch's route from a precision matrix to the covariance's Cholesky factor, without
+    inverting p: the Cholesky factor of p with rows and columns reversed gives the inverse of the
+    factor wanted, which is lower triangular and inverted by substitution."""
+    flipped = _cholesky(p.flip(-2, -1))
+    return _tril_inverse(flipped.flip(-2, -1).transpose(-1, -2))
+
+
+def _positive_definite(m):
+    arr = m.detach().to(pylucid.float64).numpy()
+    sym = np.allclose(arr, np.swapaxes(arr, -1, -2))
+    return pylucid.tensor(sym and bool(np.all(np.linalg.eigvalsh(arr) > 0)) if arr.size else sym)
+
+
 class MultivariateNormal(Distribution):
-    """The multivariate normal with mean ``loc`` (..., k) and either ``covariance_matrix`` or its
-    lower Cholesky factor ``scale_tril`` (..., k, k). (``precision_matrix`` would need a matrix
-    inverse, which pylucid does not have.)"""
+    """The multivariate normal with mean ``loc`` (..., k) and one of ``covariance_matrix``, its
+    inverse ``precision_matrix`` or the covariance's lower Cholesky factor ``scale_tril`` (..., k, k)."""
 
     has_rsample = True
     _params: tuple = ("loc",)
@@ -156,11 +177,8 @@ class MultivariateNormal(Distribution):
             raise ValueError("loc must be at least one-dimensional.")
         if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
             raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
-        if precision_matrix is not None:
-            raise NotImplementedError("MultivariateNormal: precision_matrix needs a matrix inverse, which pylucid "
-                                      "does not have; pass covariance_matrix or scale_tril")
-        m = scale_tril if scale_tril is not None else covariance_matrix
-        name = "scale_tril" if scale_tril is not None else "covariance_matrix"
+        name, m = next((n, v) for n, v in (("scale_tril", scale_tril), ("covariance_matrix", covariance_matrix),
+                                           ("precision_matrix", precision_matrix)) if v is not None)
         if m.ndim < 2:
             raise ValueError(f"{name} matrix must be at least two-dimensional, with optional leading batch dimensions")
         if m.shape[-1] != m.shape[-2] or m.shape[-1] != loc.shape[-1]:
@@ -176,11 +194,9 @@ class MultivariateNormal(Distribution):
             self._unbroadcasted_scale_tril = scale_tril
         else:
             if self._validate_args:
-                arr = covariance_matrix.detach().to(pylucid.float64).numpy()
-                sym = np.allclose(arr, np.swapaxes(arr, -1, -2))
-                pd = sym and bool(np.all(np.linalg.eigvalsh(arr) > 0)) if arr.size else sym
-                self._check("covariance_matrix", covariance_matrix, pylucid.tensor(pd))
-            self._unbroadcasted_scale_tril = _cholesky(covariance_matrix)
+                self._check(name, m, _positive_definite(m))
+            to_tril = _cholesky if covariance_matrix is not None else _precision_to_scale_tril
+            self._unbroadcasted_scale_tril = to_tril(m)
         self._params = ("loc", name)
 
     @property
@@ -191,6 +207,11 @@ class MultivariateNormal(Distribution):
     def covariance_matrix(self):
         tril = self._unbroadcasted_scale_tril
         return (tril @ tril.transpose(-1, -2)).expand(*self._batch_shape, *self._event_shape * 2)
+
+    @property
+    def precision_matrix(self):
+        inv = _tril_inverse(self._unbroadcasted_scale_tril)
+        return (inv.transpose(-1, -2) @ inv).expand(*self._batch_shape, *self._event_shape * 2)
 
     def rsample(self, sample_shape=()):
         eps = pylucid.randn(self._extended_shape(sample_shape), dtype=self.loc.dtype)
