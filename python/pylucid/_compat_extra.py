@@ -117,7 +117,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if model is None:
         return lambda m: m
     if not callable(model):
-        raise RuntimeError(f"compile: model must be callable, got {type(model).__name__}")
+        raise _C.LucidError(f"compile: model must be callable, got {type(model).__name__}")
     return model
 
 

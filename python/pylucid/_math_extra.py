@@ -178,6 +178,10 @@ def combinations(input, r=2, with_replacement=False):
         raise ValueError(f"combinations: expects r >= 0, got {r}")
     if r == 0:
         return input[:0]
+    n = input.shape[0]
+    count = _math.comb(n + r - 1, r) if with_replacement else _math.comb(n, r)
+    if count * r > 2**31:
+        raise _C.LucidError(f"combinations: {count} combinations of length {r} are too many")
     pick = _itertools.combinations_with_replacement if with_replacement else _itertools.combinations
     idx = _np.array(list(pick(_builtins.range(input.shape[0]), r)), dtype=_np.int64).reshape(-1, r)
     return input[_index(idx.reshape(-1))].reshape(-1, r)
@@ -185,6 +189,10 @@ def combinations(input, r=2, with_replacement=False):
 
 def _tri_indices(np_fn, row, col, offset, dtype, device):
     _check_device(device, np_fn.__name__)
+    if row < 0 or col < 0:
+        raise _C.LucidError(f"{np_fn.__name__}: row and col must be non-negative, got {row} and {col}")
+    if row * col > 2**34:  # numpy would overflow building the row x col mask
+        raise _C.LucidError(f"{np_fn.__name__}: a {row} x {col} matrix is too large")
     i, j = np_fn(row, offset, col) if row > 0 and col > 0 else (_np.zeros(0), _np.zeros(0))
     out = _index(_np.stack([i, j]))
     return out if dtype is None else out.to(dtype)
@@ -226,6 +234,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` are concatenated first);
     for bool tensors the difference is ``!=``."""
     _tensor_arg("diff", "input", input)
+    if n < 0:
+        raise _C.LucidError(f"diff: order must be non-negative but got {n}")
     if input.ndim == 0:
         raise _C.LucidError("diff: expects input to be at least one-dimensional")
     dim = _dim("diff", dim, input.ndim)
@@ -522,7 +532,7 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
                             f"start={start}, end={end}, step={step}")
     n = int(_math.floor((end - start) / step)) + 1
     dt = dtype if dtype is not None else _factory_dtype(None, "range")
-    return _finish(tensor([start + i * step for i in _builtins.range(n)], dtype=dt), requires_grad)
+    return _finish(tensor(start + step * _np.arange(n, dtype=_np.float64), dtype=dt), requires_grad)
 
 
 def _method(fn, name):

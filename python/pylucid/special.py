@@ -20,7 +20,7 @@ from . import _C
 from . import _compat
 from ._math_extra import _method
 from ._math_more import _as_tensor, _float_of, _tensor_arg, logit
-from ._tensor import from_numpy, full_like, ones_like, zeros_like
+from ._tensor import arange, from_numpy, full_like, ones_like, zeros_like
 from .autograd.function import Function as _Function
 
 __all__ = ["lgamma", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "i0", "i1", "i0e", "i1e", "sinc", "entr",
@@ -43,18 +43,23 @@ _B2K = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
 def _polygamma_np(n, x):
     """The n-th derivative of digamma at float64 x: shift x up past ``20 + n`` with the recurrence
     psi_n(x) = psi_n(x + 1) - (-1)^n n! / x^(n+1), then the asymptotic series; digamma of x < 0.5
-    by the reflection psi(x) = psi(1 - x) - pi / tan(pi x)."""
+    by the reflection psi(x) = psi(1 - x) - pi / tan(pi x). Past n = 170, n! overflows float64 and
+    the result is (-1)^(n+1) inf; for n >= 1 the shift is capped, giving NaN below x = -10000."""
     x = _np.asarray(x, dtype=_np.float64)
+    sign = -1.0 if n % 2 == 0 else 1.0  # (-1)^(n+1)
+    if n > 170:
+        return _np.where(_np.isnan(x), _np.nan, sign * _np.inf)
     with _np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if n == 0:
             refl = x < 0.5
             xr = _np.where(refl, 1.0 - x, x)
         else:
             refl, xr = _np.zeros(x.shape, bool), x.copy()
-        fact = _math.factorial(n)
-        sign = -1.0 if n % 2 == 0 else 1.0  # (-1)^(n+1)
+        fact = float(_math.factorial(n))
         acc = _np.zeros_like(xr)
         big = 20.0 + n
+        far = xr < -10000.0  # n >= 1 only: digamma reflects negative x first
+        xr = _np.where(far, _np.nan, xr)
         steps = int(_np.ceil(_np.nanmax(big - xr[_np.isfinite(xr)], initial=0.0)))
         for _ in range(max(steps, 0)):
             low = xr < big
@@ -64,7 +69,7 @@ def _polygamma_np(n, x):
             series = _np.log(xr) - 0.5 / xr - sum(b / (2 * k) / xr ** (2 * k) for k, b in enumerate(_B2K, 1))
         else:
             series = _math.factorial(n - 1) / xr**n + fact / (2.0 * xr ** (n + 1))
-            series += sum(b * _math.factorial(2 * k + n - 1) / _math.factorial(2 * k) / xr ** (2 * k + n)
+            series += sum(b * (_math.factorial(2 * k + n - 1) / _math.factorial(2 * k)) / xr ** (2 * k + n)
                           for k, b in enumerate(_B2K, 1))
             series *= sign
         out = series + acc
@@ -223,14 +228,12 @@ def multigammaln(input, p):
     """The multivariate log-gamma of dimension ``p``: ``p(p-1)/4 log(pi) + sum_j lgamma(x - j/2)``;
     every element must be greater than ``(p - 1) / 2``."""
     x = _unary("multigammaln", input)
-    if p < 1:
-        raise ValueError(f"multigammaln: p has to be greater than or equal to 1, got {p}")
+    if not isinstance(p, int) or p < 1:
+        raise ValueError(f"multigammaln: p has to be an int greater than or equal to 1, got {p!r}")
     if bool((x <= (p - 1) / 2).any()):
         raise _C.LucidError(f"multigammaln: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
-    out = lgamma(x)
-    for j in range(1, p):
-        out = out + lgamma(x - j / 2)
-    return out + p * (p - 1) / 4 * _math.log(_math.pi)
+    halves = arange(p, dtype=x.dtype) * 0.5  # j / 2 for j = 0 .. p-1, summed in one op
+    return lgamma(x.unsqueeze(-1) - halves).sum(-1) + p * (p - 1) / 4 * _math.log(_math.pi)
 
 
 def i0(input):

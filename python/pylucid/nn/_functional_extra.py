@@ -20,11 +20,17 @@ __all__ = ["alpha_dropout", "channel_shuffle", "feature_alpha_dropout", "local_r
            "multilabel_margin_loss", "multilabel_soft_margin_loss"]
 
 
+def _tensor_input(op, input):
+    if not isinstance(input, Tensor):
+        raise _C.DtypeMismatch(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    return input
+
+
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0) -> Tensor:
     """Normalises each element by its neighbours across channels (dim 1):
     ``x / (k + alpha / size * sum of x^2 over a window of `size` channels) ** beta``; the window
     reaches ``size // 2`` channels back and ``(size - 1) // 2`` forward, zero-padded."""
-    if input.ndim < 3:
+    if _tensor_input("local_response_norm", input).ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
     if input.numel() == 0:
         return input
@@ -45,7 +51,8 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def _alpha_dropout(op, input, p, training, mask_shape):
     from .._random import bernoulli  # noqa: PLC0415
-    if p < 0 or p > 1:
+    _tensor_input(op, input)
+    if not isinstance(p, (int, float)) or not 0 <= p <= 1:
         raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
     if p == 0 or not training or input.numel() == 0:
         return input
@@ -63,11 +70,12 @@ def _alpha_dropout(op, input, p, training, mask_shape):
 def alpha_dropout(input, p=0.5, training=False, inplace=False) -> Tensor:
     """Dropout for SELU networks: dropped elements are set to SELU's negative saturation and the
     result is scaled and shifted so that mean and variance are kept."""
-    return _alpha_dropout("alpha_dropout", input, p, training, input.shape)
+    return _alpha_dropout("alpha_dropout", input, p, training, _tensor_input("alpha_dropout", input).shape)
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False) -> Tensor:
     """:func:`alpha_dropout` of whole channels: one draw per (sample, channel) of an (N, C, ...) input."""
+    _tensor_input("feature_alpha_dropout", input)
     shape = list(input.shape[:2]) + [1] * (input.ndim - 2)
     return _alpha_dropout("feature_alpha_dropout", input, p, training, shape)
 
@@ -75,7 +83,7 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False) -> Tensor
 def channel_shuffle(input, groups) -> Tensor:
     """Splits the channels (dim 1) of an (N, C, *) input into ``groups`` groups and interleaves
     them: (N, g, C/g, *) -> (N, C/g, g, *)."""
-    if input.ndim < 3:
+    if _tensor_input("channel_shuffle", input).ndim < 3:
         raise _C.LucidError(f"channel_shuffle: expected input with at least 3 dims, got {input.ndim}")
     if groups <= 0:
         raise _C.LucidError(f"channel_shuffle: number of groups to divide channels in must be positive, got {groups}")
