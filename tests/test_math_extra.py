@@ -219,6 +219,12 @@ def test_errors_are_typed():
         pylucid.logcumsumexp(pylucid.tensor([1, 2]), 0)
     with pytest.raises(RuntimeError), pytest.warns(UserWarning):
         pylucid.range(0, 1, 0)
+    with pytest.raises(RuntimeError):
+        pylucid.diff(x, n=-1)
+    with pytest.raises(RuntimeError):  # refused up front rather than enumerated
+        pylucid.combinations(pylucid.arange(4), 2**40, with_replacement=True)
+    with pytest.raises(RuntimeError):
+        pylucid.tril_indices(2**40, 2**40)
 
 
 def test_methods_exist():

@@ -157,5 +157,7 @@ def test_errors():
         pylucid.positive(pylucid.tensor([True]))
     with pytest.raises(RuntimeError):
         S.multigammaln(_x(0.5), 3)
+    # n! overflows float64 past n = 170: an infinity, not an hour-long shift loop
+    assert pylucid.polygamma(2**40 + 1, _x(1.0)).item() == math.inf  # (-1)^(n+1) inf
     with pytest.raises(AttributeError):
         S.no_such_function  # noqa: B018
