@@ -305,6 +305,7 @@ def xlog1py(input, other):
 def float_power(input, exponent):
     """``input ** exponent`` computed in float64 (either may be a number)."""
     if not isinstance(input, _C.Tensor):
+        _tensor_arg("float_power", "exponent", exponent)
         return _C.pow(_as_tensor(input, exponent).to(_C.dtype.float64), exponent.to(_C.dtype.float64))
     base = input.to(_C.dtype.float64)
     return _C.pow(base, exponent.to(_C.dtype.float64) if isinstance(exponent, _C.Tensor) else float(exponent))
