@@ -294,6 +294,10 @@ class Tensor:
         """
         self += alpha * other in place (other a Tensor or number, broadcast to self's shape; its result dtype must cast to self's) and returns self. Under autograd it is recorded as PyTorch records it (refused on a leaf that requires grad).
         """
+    def addbmm(self, *args, **kwargs):
+        """
+        ``beta * input + alpha * sum_i batch1[i] @ batch2[i]``.
+        """
     def addcdiv(self, *args, **kwargs):
         """
         ``input + value * tensor1 / tensor2`` elementwise with broadcasting.
@@ -324,11 +328,11 @@ class Tensor:
         """
         In-place addmm: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def addmv(self, *args, _fn = pylucid._math_misc.addmv, **kwargs):
+    def addmv(self, *args, **kwargs):
         """
         ``beta * input + alpha * (mat @ vec)``.
         """
-    def addr(self, *args, _fn = pylucid._math_misc.addr, **kwargs):
+    def addr(self, *args, **kwargs):
         """
         ``beta * input + alpha * outer(vec1, vec2)``.
         """
@@ -344,9 +348,9 @@ class Tensor:
         """
         Smallest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
         """
-    def aminmax(self, *args, _fn = pylucid._math_misc.aminmax, **kwargs):
+    def aminmax(self, *args, **kwargs):
         """
-        ``(min, max)`` over all elements or along ``dim``, a named tuple.
+        ``(min, max)`` of all elements or along ``dim`` in one call.
         """
     def arccos(self) -> Tensor:
         """
@@ -422,9 +426,9 @@ class Tensor:
         >>> pylucid.argsort(pylucid.tensor([3, 1, 2])).tolist()
         [1, 2, 0]
         """
-    def argwhere(self, *args, _fn = pylucid._math_misc.argwhere, **kwargs):
+    def argwhere(self, *args, **kwargs):
         """
-        The indices of the nonzero elements, one row each (``nonzero``).
+        The (N, ndim) indices of the non-zero elements, as :func:`pylucid.nonzero`.
         """
     def asin(self) -> Tensor:
         """
@@ -594,9 +598,9 @@ class Tensor:
         """
         Copies src (broadcast to this shape, converted to this dtype) into this tensor in place and returns it. Recorded by autograd: the gradient flows to src (refused on a leaf that requires grad).
         """
-    def corrcoef(self, *args, _fn = pylucid._math_misc.corrcoef, **kwargs):
+    def corrcoef(self, *args, **kwargs):
         """
-        Pearson correlation coefficients of the variables in the rows of ``input``.
+        Pearson correlation coefficients of the rows of ``input`` (values clipped to [-1, 1]).
         """
     def cos(self) -> Tensor:
         """
@@ -614,14 +618,15 @@ class Tensor:
         """
         In-place cosh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def count_nonzero(self, *args, _fn = pylucid._math_misc.count_nonzero, **kwargs):
+    def count_nonzero(self, *args, **kwargs):
         """
-        How many elements are nonzero, in total or along ``dim`` (an int or tuple).
+        The number of non-zero elements, of all or along ``dim`` (an int or a tuple), as int64.
         """
-    def cov(self, *args, _fn = pylucid._math_misc.cov, **kwargs):
+    def cov(self, *args, **kwargs):
         """
-        The covariance matrix of the variables in the rows of ``input`` (observations in the
-            columns), with optional integer frequency and float observation weights.
+        The covariance matrix of the rows of ``input`` (variables) over its columns (observations),
+            with integer frequency weights ``fweights`` and observation weights ``aweights``; a 1-d input
+            gives a 0-d variance.
         """
     def cpu(self):
         """
@@ -636,14 +641,14 @@ class Tensor:
         """
         Raises LucidError: pylucid has no CUDA device (check ``pylucid.cuda.is_available()``).
         """
-    def cummax(self, *args, _fn = pylucid._math_misc.cummax, **kwargs):
+    def cummax(self, *args, **kwargs):
         """
-        The running maximum along ``dim`` and where it was found, a named tuple
-            ``(values, indices)``; differentiable in values.
+        ``(values, indices)``: the running maximum along ``dim`` and where it was taken (the latest
+            position among ties; NaN propagates). The gradient flows to the element each value came from.
         """
-    def cummin(self, *args, _fn = pylucid._math_misc.cummin, **kwargs):
+    def cummin(self, *args, **kwargs):
         """
-        The running minimum along ``dim`` and where it was found, ``(values, indices)``.
+        ``(values, indices)``: the running minimum along ``dim`` and where it was taken.
         """
     def cumprod(self, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
         """
@@ -720,9 +725,14 @@ class Tensor:
         >>> pylucid.arange(9).reshape(3, 3).diagonal(1).tolist()
         [1, 5]
         """
-    def diff(self, *args, _fn = pylucid._math_misc.diff, **kwargs):
+    def diff(self, *args, **kwargs):
         """
-        The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first).
+        The ``n``-th forward difference along ``dim`` (``prepend``/``append`` are concatenated first);
+            for bool tensors the difference is ``!=``.
+        """
+    def digamma(self, *args, **kwargs):
+        """
+        The logarithmic derivative of Gamma, ``Gamma'(x) / Gamma(x)`` (-inf at 0, NaN at negative integers).
         """
     def dim(self) -> builtins.int:
         """
@@ -870,9 +880,9 @@ class Tensor:
         """
         This tensor converted to pylucid.float32 (self when it already is).
         """
-    def float_power(self, *args, _fn = pylucid._math_misc.float_power, **kwargs):
+    def float_power(self, *args, **kwargs):
         """
-        ``input ** exponent`` computed in float64 (the result is float64).
+        ``input ** exponent`` computed in float64 (either may be a number).
         """
     def floor(self) -> Tensor:
         """
@@ -988,6 +998,12 @@ class Tensor:
         >>> pylucid.histc(pylucid.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
         [0.0, 2.0, 1.0, 0.0]
         """
+    def histogram(self, *args, **kwargs):
+        """
+        ``(hist, bin_edges)``: a histogram of a floating tensor with ``bins`` equal bins (over
+            ``range`` or the data's min and max) or the given 1-d tensor of edges; ``weight`` weights each
+            element, ``density`` normalises to a probability density. The last bin includes its right edge.
+        """
     def hypot(self, *args, **kwargs):
         """
         ``sqrt(input**2 + other**2)`` elementwise with broadcasting.
@@ -995,6 +1011,10 @@ class Tensor:
     def hypot_(self, *args, **kwargs):
         """
         In-place hypot: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def i0(self, *args, **kwargs):
+        """
+        The modified Bessel function of the first kind of order 0; its gradient is ``i1``.
         """
     def index_add(self, *args, _fn = pylucid._index_ext.index_add, **kwargs):
         """
@@ -1036,9 +1056,9 @@ class Tensor:
         """
         The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
         """
-    def inner(self, *args, _fn = pylucid._math_misc.inner, **kwargs):
+    def inner(self, *args, **kwargs):
         """
-        The inner product over the last dims (a product with a scalar when either is 0-d).
+        Sums the products over the last dims of both (a 0-d input multiplies).
         """
     def int(self, memory_format = None):
         """
@@ -1066,10 +1086,6 @@ class Tensor:
     def isfinite(self) -> Tensor:
         """
         Bool tensor: True where input is neither inf nor NaN.
-        """
-    def isin(self, *args, _fn = pylucid._math_misc.isin, **kwargs):
-        """
-        Bool tensor: whether each element of ``elements`` is in ``test_elements``.
         """
     def isinf(self) -> Tensor:
         """
@@ -1133,6 +1149,10 @@ class Tensor:
         """
         In-place less_equal: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def lgamma(self, *args, **kwargs):
+        """
+        ``log|Gamma(x)|`` elementwise (+inf at 0, -1, -2, ...); its gradient is :func:`digamma`.
+        """
     def log(self) -> Tensor:
         """
         Natural logarithm, elementwise (integers promote to float32).
@@ -1181,9 +1201,9 @@ class Tensor:
         """
         In-place logaddexp: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def logcumsumexp(self, *args, _fn = pylucid._math_misc.logcumsumexp, **kwargs):
+    def logcumsumexp(self, *args, **kwargs):
         """
-        ``log(cumsum(exp(input)))`` along ``dim``, computed stably; differentiable.
+        ``log(cumsum(exp(input), dim))`` without overflow or underflow, as a running ``logaddexp``.
         """
     def logdet(self, _fn = pylucid.linalg.logdet):
         """
@@ -1269,6 +1289,11 @@ class Tensor:
         >>> (pylucid.ones(5, 2, 3) @ pylucid.ones(3, 4)).shape
         pylucid.Size([5, 2, 4])
         """
+    def matrix_power(self, *args, **kwargs):
+        """
+        The ``n``-th power (``n >= 0``) of a square matrix or batch of them, by repeated squaring;
+            ``n == 0`` gives the identity.
+        """
     def max(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
         """
         max(input): the largest element (0-d). max(input, dim, keepdim=False): a named tuple (values, indices), the index of the first maximum. max(input, other): maximum. NaN propagates; the gradient is split evenly among ties.
@@ -1285,10 +1310,10 @@ class Tensor:
         """
         Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). An empty reduction gives NaN.
         """
-    def median(self, *args, _fn = pylucid._math_misc.median, **kwargs):
+    def median(self, *args, **kwargs):
         """
-        The lower of the two middle values (NaN if there is one): over all elements (a 0-d tensor),
-            or along ``dim`` as a named tuple ``(values, indices)``; differentiable.
+        The lower median (the ``(n - 1) // 2``-th smallest; NaN if there is one): of all elements
+            when ``dim`` is None, else ``(values, indices)`` along ``dim``.
         """
     def min(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
         """
@@ -1301,6 +1326,11 @@ class Tensor:
     def mm(self, other: Tensor) -> Tensor:
         """
         Product of two 2-D tensors.
+        """
+    def mode(self, *args, **kwargs):
+        """
+        ``(values, indices)``: the most frequent value along ``dim`` (the smallest among equally
+            frequent ones) and the index of its last occurrence.
         """
     def moveaxis(self, source: typing.Any, destination: typing.Any) -> Tensor:
         """
@@ -1334,9 +1364,9 @@ class Tensor:
         """
         In-place multiply: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def mv(self, *args, _fn = pylucid._math_misc.mv, **kwargs):
+    def mv(self, *args, **kwargs):
         """
-        Matrix times vector.
+        The matrix-vector product of an (n, m) matrix and an m-vector.
         """
     def nan_to_num(self, *args, **kwargs):
         """
@@ -1351,13 +1381,13 @@ class Tensor:
         """
         The mean of the non-NaN elements.
         """
-    def nanmedian(self, *args, _fn = pylucid._math_misc.nanmedian, **kwargs):
+    def nanmedian(self, *args, **kwargs):
         """
-        :func:`median` ignoring NaNs.
+        :func:`median` ignoring NaN (NaN only where every element is).
         """
-    def nanquantile(self, *args, _fn = pylucid._math_misc.nanquantile, **kwargs):
+    def nanquantile(self, *args, **kwargs):
         """
-        :func:`quantile` ignoring NaNs.
+        :func:`quantile` ignoring NaN (NaN only where every reduced value is).
         """
     def nansum(self, *args, _fn = pylucid._math_misc.nansum, **kwargs):
         """
@@ -1460,6 +1490,14 @@ class Tensor:
         """
         A view with the dims reordered (ints or one tuple, a permutation of 0..ndim-1): output dim i is input dim dims[i].
         """
+    def polygamma(self, n):
+        """
+        ``polygamma(n, self)``: the ``n``-th derivative of :func:`digamma`.
+        """
+    def positive(self, *args, **kwargs):
+        """
+        ``input`` itself (``+input``); bool tensors are refused, as PyTorch's unary plus.
+        """
     def pow(self, *args, **kwargs):
         """
         self ** exponent, elementwise with broadcasting (exponent a Tensor or number).
@@ -1472,11 +1510,11 @@ class Tensor:
         """
         Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
         """
-    def quantile(self, *args, _fn = pylucid._math_misc.quantile, **kwargs):
+    def quantile(self, *args, **kwargs):
         """
-        The ``q``-quantiles (a number or 1-d tensor in [0, 1]) over all elements or along ``dim``,
-            interpolating between order statistics as PyTorch does (``"linear"``, ``"lower"``,
-            ``"higher"``, ``"midpoint"``, ``"nearest"``); a tensor ``q`` adds a leading dim.
+        The ``q``-th quantiles (``q`` a number or a 1-d tensor in [0, 1]) of all elements or along
+            ``dim``; a 1-d ``q`` adds a leading dim. Between two order statistics the ``interpolation`` is
+            'linear', 'lower', 'higher', 'midpoint' or 'nearest'. NaN if the reduced values hold a NaN.
         """
     def rad2deg(self, *args, **kwargs):
         """
@@ -1576,10 +1614,9 @@ class Tensor:
         ``input`` rolled by ``shifts`` along ``dims`` (elements leaving one end re-enter at the
             other); without dims, over the flattened tensor. Differentiable.
         """
-    def rot90(self, *args, _fn = pylucid._math_misc.rot90, **kwargs):
+    def rot90(self, *args, **kwargs):
         """
-        ``input`` rotated by 90 degrees ``k`` times in the plane of ``dims`` (from the first towards
-            the second); differentiable.
+        Rotates by 90 degrees ``k`` times in the plane of ``dims``, from the first towards the second.
         """
     def round(self, *, decimals: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
         """
@@ -1682,9 +1719,9 @@ class Tensor:
         """
         In-place sin: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def sinc(self, *args, _fn = pylucid._math_misc.sinc, **kwargs):
+    def sinc(self, *args, **kwargs):
         """
-        The normalised sinc ``sin(pi x) / (pi x)`` (1 at 0, with gradient 0 there); differentiable.
+        The normalised sinc, ``sin(pi x) / (pi x)``, 1 at 0.
         """
     def sinh(self) -> Tensor:
         """
@@ -1922,6 +1959,10 @@ class Tensor:
         """
         Variance over dim: sum (x - mean)^2 / max(0, N - correction), correction=1 by default (or unbiased=True/False).
         """
+    def vdot(self, *args, **kwargs):
+        """
+        The dot product of two 1-d tensors (real tensors: the same as :func:`pylucid.dot`).
+        """
     def view(self, *args) -> Tensor:
         """
         A view of the same elements with the given shape (ints or one tuple; one -1 is inferred), sharing storage; never copies: raises LucidError when the strides do not allow it (use reshape).
@@ -1934,9 +1975,9 @@ class Tensor:
         """
         pylucid.where(condition, self, other): self where condition is True, else other (a Tensor or number), all broadcast; differentiable in self and other.
         """
-    def xlogy(self, *args, _fn = pylucid._math_misc.xlogy, **kwargs):
+    def xlogy(self, *args, **kwargs):
         """
-        ``input * log(other)``, 0 where input is 0 (NaN where other is); differentiable.
+        ``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); either may be a number.
         """
     def zero_(self) -> Tensor:
         """

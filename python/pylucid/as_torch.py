@@ -46,6 +46,8 @@ ALIASES = {
     "torch.backends": "backends",
     "torch.amp": "amp",
     "torch.testing": "testing",
+    "torch.special": "special",
+    "torch.random": "random",
 }
 
 

@@ -19,11 +19,17 @@ from .._compat import wrap_public
 from .._index_ext import index_add
 from ._functional_act_ext import logsigmoid
 from ._functional_conv import pad
-from ._functional_loss_ext import _legacy_reduction, _reduce
+from ._functional_loss_ext import _check_pair, _legacy_reduction, _reduce
 from ._functional_train import embedding, softmax
 
-__all__ = ["bilinear", "channel_shuffle", "embedding_bag", "fold", "gaussian_nll_loss", "gumbel_softmax",
+__all__ = ["alpha_dropout", "feature_alpha_dropout", "multilabel_margin_loss", "bilinear", "channel_shuffle", "embedding_bag", "fold", "gaussian_nll_loss", "gumbel_softmax",
            "local_response_norm", "multi_margin_loss", "multilabel_soft_margin_loss", "poisson_nll_loss", "unfold"]
+
+
+def _tensor_input(op, input):
+    if not isinstance(input, Tensor):
+        raise _C.DtypeMismatch(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    return input
 
 
 def _pair(v, name, op):
@@ -276,6 +282,67 @@ def channel_shuffle(input, groups):
         raise _C.ShapeMismatch(f"channel_shuffle: number of channels ({C}) must be divisible by groups ({groups})")
     rest = tuple(input.shape[2:])
     return input.reshape((N, groups, C // groups) + rest).transpose(1, 2).reshape((N, C) + rest)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _alpha_dropout(op, input, p, training, mask_shape):
+    from .._random import bernoulli  # noqa: PLC0415
+    _tensor_input(op, input)
+    if not isinstance(p, (int, float)) or not 0 <= p <= 1:
+        raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        return input * 0.0
+    # Dropped units take SELU's negative saturation value -alpha * scale; a and b then restore
+    # zero mean and unit variance (Klambauer et al., 2017), as PyTorch's.
+    alpha = _SELU_ALPHA * _SELU_SCALE
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    keep = bernoulli(_C._full(tuple(mask_shape), 1.0 - p, input.dtype))
+    b = (keep - 1.0) * (alpha * a) + alpha * a * p
+    return input * (keep * a) + b
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False) -> Tensor:
+    """Dropout for SELU networks: dropped elements are set to SELU's negative saturation and the
+    result is scaled and shifted so that mean and variance are kept."""
+    return _alpha_dropout("alpha_dropout", input, p, training, _tensor_input("alpha_dropout", input).shape)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False) -> Tensor:
+    """:func:`alpha_dropout` of whole channels: one draw per (sample, channel) of an (N, C, ...) input."""
+    _tensor_input("feature_alpha_dropout", input)
+    shape = list(input.shape[:2]) + [1] * (input.ndim - 2)
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, shape)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
+    """The multi-label hinge loss. ``target`` (same shape as input) lists each sample's classes
+    and ends at the first -1; the loss is ``sum over target classes j and other classes i of
+    max(0, 1 - (x[j] - x[i])) / C``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_pair("multilabel_margin_loss", input, target)
+    if input.ndim not in (1, 2):
+        raise _C.ShapeMismatch(f"multilabel_margin_loss: expected 1-d or 2-d input, got {input.ndim}-d")
+    x = input.reshape(-1, input.shape[-1])
+    c = x.shape[1]
+    t = target.detach().reshape(-1, c).numpy()
+    counts = np.zeros(t.shape, dtype=np.float64)  # how often each class is listed before the first -1
+    for r, row in enumerate(t):
+        for v in row:
+            if v < 0:
+                break
+            if v >= c:
+                raise _C.IndexOutOfRange(f"multilabel_margin_loss: target {v} out of range for {c} classes")
+            counts[r, v] += 1
+    mask = counts[:, :, None] * (counts[:, None, :] == 0)  # [n, j, i]: j listed, i not
+    from .._tensor import tensor  # noqa: PLC0415
+    h = (1.0 - x.unsqueeze(2) + x.unsqueeze(1)).clamp(min=0)
+    loss = (h * tensor(mask, dtype=x.dtype)).sum((1, 2)) / c
+    return _reduce("multilabel_margin_loss", loss if input.ndim == 2 else loss.reshape(()), reduction)
 
 
 wrap_public(globals(), __all__)

@@ -10,10 +10,11 @@ from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
 from ..module import Module
+from .dropout import _DropoutNd
 from ..parameter import Parameter
 from .loss import _Loss
 
-__all__ = ["Bilinear", "ChannelShuffle", "EmbeddingBag", "Fold", "GaussianNLLLoss", "LocalResponseNorm",
+__all__ = ["AlphaDropout", "FeatureAlphaDropout", "MultiLabelMarginLoss", "Bilinear", "ChannelShuffle", "EmbeddingBag", "Fold", "GaussianNLLLoss", "LocalResponseNorm",
            "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "Softmax2d", "Unfold"]
 
 
@@ -228,3 +229,25 @@ class Softmax2d(Module):
         if input.dim() not in (3, 4):
             raise _C.ShapeMismatch(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
         return F.softmax(input, -3)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps the self-normalising property of SELU networks while ``training``;
+    see :func:`pylucid.nn.functional.alpha_dropout`."""
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """:class:`AlphaDropout` of whole channels; see :func:`pylucid.nn.functional.feature_alpha_dropout`."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss; see :func:`pylucid.nn.functional.multilabel_margin_loss`."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
