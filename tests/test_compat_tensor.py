@@ -281,3 +281,12 @@ def test_autograd_inference_mode_alias():
     assert pylucid.autograd.inference_mode is pylucid.inference_mode
     with pytest.raises(AttributeError):
         pylucid.autograd.no_such_name  # noqa: B018
+
+
+def test_bitwise_and_logical_ops_keep_zero_dim():
+    """Guards against numpy scalars turning 0-d results into shape (1,) (torch keeps 0-d)."""
+    a, b = pylucid.tensor(True), pylucid.tensor(False)
+    for r in (a & b, a | b, a ^ b, ~pylucid.tensor(3), pylucid.logical_or(a, b), pylucid.logical_and(a, b),
+              pylucid.logical_xor(a, b), pylucid.isclose(pylucid.tensor(1.0), pylucid.tensor(1.0))):
+        assert r.shape == ()
+    assert (a | b).item() is True and pylucid.logical_and(a, b).item() is False

@@ -206,7 +206,10 @@ def test_autocast_promote_and_grads_in_input_dtype():
     y.float().sum().backward()
     assert x.grad.dtype == w.grad.dtype == b.grad.dtype == pylucid.float32
     np.testing.assert_allclose(np.asarray(b.grad), np.full(5, 4.0))
-    np.testing.assert_allclose(np.asarray(x.grad), np.tile(np.asarray(w.detach()).sum(0), (4, 1)), rtol=2e-2)
+    # bfloat16 rounds each weight to ~2^-9 relative: bound the error of the column sums by that
+    # share of the summed magnitudes (a sum near 0 has no relative accuracy to test).
+    wn = np.asarray(w.detach())
+    np.testing.assert_allclose(np.asarray(x.grad), np.tile(wn.sum(0), (4, 1)), rtol=0, atol=np.abs(wn).sum(0).max() * 2**-7)
     assert pylucid.ops.schema("matmul").amp_policy == pylucid.ops.AmpPolicy.Promote
     assert pylucid.ops.schema("linear").amp_policy == pylucid.ops.AmpPolicy.Promote
 

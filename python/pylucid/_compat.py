@@ -36,6 +36,11 @@ __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongT
 _orig_init = Tensor.__init__
 
 
+def _from_np(a):
+    """A tensor holding a numpy result; 0-d results (numpy scalars) stay 0-d."""
+    return _C._from_numpy(_np.array(a, order="C"))
+
+
 # ---- legacy constructors ----------------------------------------------------------------------
 
 def _legacy_data(args, d, op):
@@ -379,19 +384,19 @@ def _np_bool(x):
 def logical_and(input, other):
     """True where both are nonzero; a bool tensor."""
     a, b = _nonzero_mask(_tensor_arg(input, "logical_and"), "logical_and"), _nonzero_mask(other, "logical_and")
-    return _C._from_numpy(_np.logical_and(_np_bool(a), _np_bool(b)))
+    return _from_np(_np.logical_and(_np_bool(a), _np_bool(b)))
 
 
 def logical_or(input, other):
     """True where either is nonzero; a bool tensor."""
     a, b = _nonzero_mask(_tensor_arg(input, "logical_or"), "logical_or"), _nonzero_mask(other, "logical_or")
-    return _C._from_numpy(_np.logical_or(_np_bool(a), _np_bool(b)))
+    return _from_np(_np.logical_or(_np_bool(a), _np_bool(b)))
 
 
 def logical_xor(input, other):
     """True where exactly one is nonzero; a bool tensor."""
     a, b = _nonzero_mask(_tensor_arg(input, "logical_xor"), "logical_xor"), _nonzero_mask(other, "logical_xor")
-    return _C._from_numpy(_np.logical_xor(_np_bool(a), _np_bool(b)))
+    return _from_np(_np.logical_xor(_np_bool(a), _np_bool(b)))
 
 
 def logical_not(input):
@@ -418,8 +423,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         _np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
         raise _C.ShapeMismatch(f"isclose: shapes {a.shape} and {b.shape} do not broadcast") from None
-    return _C._from_numpy(_np.ascontiguousarray(_np.isclose(a, b, rtol=float(rtol), atol=float(atol),
-                                                            equal_nan=_builtins.bool(equal_nan))))
+    return _from_np(_np.isclose(a, b, rtol=float(rtol), atol=float(atol), equal_nan=_builtins.bool(equal_nan)))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -581,7 +585,7 @@ def _bitwise(np_fn, name):
             if t.dtype not in (dtype.bool, dtype.int64):
                 raise _C.DtypeMismatch(f"{name}: bitwise ops need bool or integer tensors, got {t.dtype!r}")
         out = np_fn(a.numpy(), b.numpy())
-        return _C._from_numpy(_np.ascontiguousarray(out))
+        return _from_np(out)
     op.__name__ = name
     return op
 
@@ -591,7 +595,7 @@ def _invert(self):
         return self == 0
     if self.dtype != dtype.int64:
         raise _C.DtypeMismatch(f"__invert__: bitwise not needs a bool or integer tensor, got {self.dtype!r}")
-    return _C._from_numpy(_np.ascontiguousarray(_np.invert(self.numpy())))
+    return _from_np(_np.invert(self.numpy()))
 
 
 # ---- copies: deepcopy and pickle --------------------------------------------------------------
