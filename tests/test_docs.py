@@ -200,8 +200,9 @@ def test_design_page_names_real_files_and_helpers():
     naming files, helpers or bench scripts that were renamed or removed."""
     page = (DOCS / "design.rst").read_text()
     paths = set(re.findall(r"((?:cpp|python|tests|tools|bench)/[\w/.\-]*\w)", page))
-    assert {"cpp/ops/unary.cpp", "cpp/ops/unary.h", "cpp/bindings/ops_math.cpp", "python/pylucid/_math.py",
-            "python/pylucid/_C.pyi", "tools/gen_stubs.py", "tests/test_unary.py", "bench/bench_ops.py",
+    assert {"cpp/ops/unary.cpp", "cpp/ops/binary.cpp", "cpp/ops/op_table.h", "cpp/bindings/ops_math.cpp",
+            "python/pylucid/_math.py", "python/pylucid/_C.pyi", "tools/gen_stubs.py", "tests/test_unary.py",
+            "tests/test_add_op_recipe.py", "bench/bench_ops.py",
             "bench/bench_rms_norm.py", "bench/bench_train_step.py"} <= paths
     for p in paths:
         assert (ROOT / p).exists(), f"design.rst names {p}, which does not exist"
@@ -217,14 +218,15 @@ def test_design_page_names_real_files_and_helpers():
         "cpp/core/autocast.h": [("compute_dtype", "compute_dtype(")],
         "cpp/autograd/func_op.h": [("set_inputs", "void set_inputs("), ("attach_node", "void attach_node("),
                                    ("FuncOp", "struct FuncOp : Node {")],
-        "cpp/ops/unary.cpp": [("LUCID_UNARY_SCHEMA", "#define LUCID_UNARY_SCHEMA(Op, op_name, policy)"),
-                              ("unary_op", "TensorImplPtr unary_op("), ("Domain::FloatPromote", "FloatPromote"),
+        "cpp/ops/unary.cpp": [("LUCID_UNARY_OP", "#define LUCID_UNARY_OP(Op, name, policy, doc)"),
+                              ("LUCID_REGISTER_UNARY", "#define LUCID_REGISTER_UNARY("),
+                              ("Domain::FloatPromote", "FloatPromote"),
                               ("Saves::Input", "enum class Saves { Nothing, Input, Output }"),
-                              ("stable_sigmoid", "A stable_sigmoid("), ("SiluOp", "struct SiluOp {"),
                               ("UnaryBackward", "struct UnaryBackward : FuncOp<UnaryBackward<Op>, 1>")],
-        "cpp/bindings/ops_math.cpp": [("unary[]", "const Unary unary[] = {"),
-                                      ("LUCID_BINDING(ops_math, 10)", "LUCID_BINDING(ops_math, 10)"),
-                                      ("def_method", "def_method(u.name")],
+        "cpp/ops/binary.cpp": [("LUCID_BINARY_OP", "#define LUCID_BINARY_OP(Op, name, policy, doc)"),
+                               ("BinaryBackward", "struct BinaryBackward : FuncOp<BinaryBackward<Op>, 2>")],
+        "cpp/ops/op_table.h": [("op table", "const std::vector<UnaryEntry>& unary_ops();")],
+        "cpp/bindings/ops_math.cpp": [("def_method", "def_method(u.name")],
         "cpp/kernels/cpu/norm.h": [("rms_norm_forward", "void rms_norm_forward(")],
         "cpp/bindings/nn_norm.cpp": [("_C._rms_norm", '"_rms_norm"')],
         "tests/helpers.py": [("check_op", "def check_op(")],

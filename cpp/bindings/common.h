@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/tensor_impl.h"
+#include "ops/op_table.h"
 
 namespace py = pybind11;
 
@@ -84,7 +85,6 @@ inline std::string type_name(py::handle h) { return py::str(py::type::of(h).attr
 // with o = to_operand(a, b), the GIL released for large work. For any other b the operators
 // (`name` null) return NotImplemented, so Python can try the other side; functions and named
 // methods raise DtypeMismatch "<name>: expected a Tensor or a number<what>, got <type>".
-using BinaryFn = TensorImplPtr (*)(const TensorImplPtr&, const TensorImplPtr&);
 template <class F>
 py::object binary_operand(const TensorImplPtr& a, py::handle b, F&& f, bool reflected = false,
                           const char* name = nullptr, const char* what = "") {
@@ -94,6 +94,12 @@ py::object binary_operand(const TensorImplPtr& a, py::handle b, F&& f, bool refl
     return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   }
   return py::cast(maybe_nogil(std::max(a->numel(), o->numel()), [&] { return reflected ? f(o, a) : f(a, o); }));
+}
+
+// The module functions pylucid.add(input, other) etc.: like the operators, but an operand that is
+// neither a Tensor nor a number raises instead of returning NotImplemented.
+inline TensorImplPtr function_op(const TensorImplPtr& a, py::handle b, BinaryFn f, const char* name) {
+  return binary_operand(a, b, f, false, name, " for other").cast<TensorImplPtr>();
 }
 
 // Binds one function as both pylucid.<name>(input, ...) and the method Tensor.<name>(...), with one

@@ -3,6 +3,7 @@
 #include "bindings/common.h"
 #include "ops/binary.h"
 #include "ops/matmul.h"
+#include "ops/op_table.h"
 #include "ops/reduce.h"
 #include "ops/unary.h"
 #include "ops/view.h"
@@ -145,63 +146,18 @@ py::object fmatmul(T a, py::handle b) {
 }  // namespace
 
 LUCID_BINDING(ops_math, 10) {
-  // ---- unary: function and method under one name ----
-  struct Unary {
-    const char* name;
-    TensorImplPtr (*fn)(const TensorImplPtr&);
-    const char* doc;
-  };
-  const Unary unary[] = {
-      {"neg", &neg, "-input, elementwise (integers stay integers; bool is refused)."},
-      {"negative", &neg, "Alias of neg."},
-      {"abs", &abs, "|input|, elementwise; the gradient at 0 is 0."},
-      {"exp", &exp, "e^input, elementwise (integers promote to float32)."},
-      {"log", &log, "Natural logarithm, elementwise (integers promote to float32)."},
-      {"sqrt", &sqrt, "Square root, elementwise (integers promote to float32)."},
-      {"rsqrt", &rsqrt, "1 / sqrt(input), elementwise (integers promote to float32)."},
-      {"sin", &sin, "Sine, elementwise (integers promote to float32)."},
-      {"cos", &cos, "Cosine, elementwise (integers promote to float32)."},
-      {"tanh", &tanh, "Hyperbolic tangent, elementwise (integers promote to float32)."},
-      {"sigmoid", &sigmoid, "1 / (1 + e^-input), elementwise, without overflow for large |input|."},
-      {"relu", &relu, "max(input, 0), elementwise; NaN stays NaN, the gradient at 0 is 0.\n\n"
-                      ">>> import pylucid\n>>> pylucid.tensor([-1.0, 2.0]).relu().tolist()\n[0.0, 2.0]"},
-      {"sign", &sign, "-1, 0 or 1 by the sign of input (0 for NaN); records no gradient."},
-      {"isnan", &isnan, "Bool tensor: True where input is NaN."},
-      {"isfinite", &isfinite, "Bool tensor: True where input is neither inf nor NaN."},
-      {"log1p", &log1p, "log(1 + input), accurate for small input (integers promote to float32)."},
-      {"expm1", &expm1, "exp(input) - 1, accurate for small input (integers promote to float32)."},
-      {"erf", &erf, "The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt (integers promote to float32)."},
-      {"floor", &floor, "Largest integer <= input, in input's dtype (integers pass through); zero gradient."},
-      {"ceil", &ceil, "Smallest integer >= input, in input's dtype (integers pass through); zero gradient."},
-      {"trunc", &trunc, "input rounded toward zero, in input's dtype (integers pass through); zero gradient."},
-      {"tan", &tan, "Tangent, elementwise (integers promote to float32)."},
-      {"asin", &asin, "Arcsine (NaN outside [-1, 1]), elementwise (integers promote to float32)."},
-      {"acos", &acos, "Arccosine (NaN outside [-1, 1]), elementwise (integers promote to float32)."},
-      {"atan", &atan, "Arctangent, elementwise (integers promote to float32)."},
-      {"sinh", &sinh, "Hyperbolic sine, elementwise (integers promote to float32)."},
-      {"cosh", &cosh, "Hyperbolic cosine, elementwise (integers promote to float32)."},
-      {"asinh", &asinh, "Inverse hyperbolic sine, elementwise (integers promote to float32)."},
-      {"acosh", &acosh, "Inverse hyperbolic cosine (NaN below 1), elementwise (integers promote to float32)."},
-      {"atanh", &atanh, "Inverse hyperbolic tangent (inf at +-1, NaN outside), elementwise (integers promote to float32)."},
-      {"log2", &log2, "Base-2 logarithm, elementwise (integers promote to float32)."},
-      {"log10", &log10, "Base-10 logarithm, elementwise (integers promote to float32)."},
-      {"exp2", &exp2, "2^input, elementwise (integers promote to float32)."},
-      {"erfc", &erfc, "1 - erf(input), accurate where erf is near 1, elementwise (integers promote to float32)."},
-      {"arcsin", &asin, "Alias of asin."},
-      {"arccos", &acos, "Alias of acos."},
-      {"arctan", &atan, "Alias of atan."},
-      {"arcsinh", &asinh, "Alias of asinh."},
-      {"arccosh", &acosh, "Alias of acosh."},
-      {"arctanh", &atanh, "Alias of atanh."},
-      {"isinf", &isinf, "Bool tensor: True where input is +inf or -inf."},
-      {"isposinf", &isposinf, "Bool tensor: True where input is +inf."},
-      {"isneginf", &isneginf, "Bool tensor: True where input is -inf."},
-      {"signbit", &signbit, "Bool tensor: True where the sign bit is set (negative numbers and -0.0)."},
-      {"fix", &trunc, "Alias of trunc."}};
-  for (const auto& u : unary) {
+  // ---- the op table (ops/op_table.h): function and method under one name ----
+  for (const auto& u : unary_ops()) {
     auto fn = u.fn;
     m.def(u.name, [fn](T x) { return fn(x); }, py::arg("input"), u.doc);
     def_method(u.name, [fn](T x) { return fn(x); }, u.doc);
+  }
+  for (const auto& b : binary_ops()) {
+    auto fn = b.fn;
+    const char* name = b.name;
+    m.def(name, [fn, name](T x, py::handle y) { return function_op(x, y, fn, name); }, py::arg("input"),
+          py::arg("other"), b.doc);
+    def_method(name, [fn, name](T x, py::handle y) { return function_op(x, y, fn, name); }, py::arg("other"), b.doc);
   }
   const char* round_doc =
       "Round half to even, in input's dtype (floating inputs); decimals rounds to that many decimal places "

@@ -157,12 +157,6 @@ void backward(const TensorImplPtr& self, py::object gradient, bool retain_graph,
   Engine::backward({self}, {g}, retain_graph, {}, create_graph);
 }
 
-// The module functions pylucid.add(input, other) etc.: like the operators, but an operand that is
-// neither a Tensor nor a number raises instead of returning NotImplemented.
-TensorImplPtr function_op(const TensorImplPtr& a, py::handle b, BinaryFn f, const char* name) {
-  return binary_operand(a, b, f, false, name, " for other").cast<TensorImplPtr>();
-}
-
 // In-place arithmetic returns self; the operators (`method` null) give NotImplemented for an
 // operand that is neither a Tensor nor a number, so Python can try the other side.
 py::object inplace_op(const TensorImplPtr& a, py::handle b, BinaryFn f, const char* method = nullptr) {
@@ -383,10 +377,6 @@ LUCID_BINDING(tensor, 0) {
   m.def("pow", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &pow, "pow"); },
         py::arg("input"), py::arg("other"));
   m.def("maximum", [](const TensorImplPtr& a, const TensorImplPtr& b) { return maximum(a, b); });
-  m.def("atan2", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &atan2, "atan2"); },
-        py::arg("input"), py::arg("other"),
-        "The angle of the point (other, input) in radians, in [-pi, pi], elementwise with broadcasting "
-        "(integers promote to float32).");
   m.def("_inplace_records", [](const TensorImplPtr& x, const std::vector<TensorImplPtr>& others, const std::string& op) {
           bool r = inplace_records(x, {}, op.c_str());
           for (const auto& o : others) r = r || inplace_records(x, {o}, op.c_str());

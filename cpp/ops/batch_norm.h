@@ -11,29 +11,21 @@
 #pragma once
 #include "autograd/func_op.h"
 #include "core/tensor_impl.h"
+#include "ops/norm_node.h"
 
 namespace lucid {
 
-struct BatchNormBackward : FuncOp<BatchNormBackward, 3> {
+struct BatchNormBackward : MeanVarNormBackward<BatchNormBackward> {
   static const OpSchema& schema_v1;  // {batch_norm, 1, ForceFP32, produces_grad}
 
-  TensorImplPtr saved_mean_, saved_rstd_;  // (C_,)
+  // saved_mean_, saved_rstd_: (C_,)
   size_t N_ = 0, C_ = 0, S_ = 0;
   bool training_ = true;
-  double eps_ = 0;
-  DType compute_dtype_ = kDefaultFloat;
-  Shape bias_shape_;
-  DType bias_dtype_ = kDefaultFloat;
 
   const char* name() const override { return "BatchNormBackward"; }
   // {dx, d_weight, d_bias}, each in its input's dtype (nullptr where not needed).
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
-  void release_saved() override {
-    saved_mean_.reset();
-    saved_rstd_.reset();
-    FuncOp::release_saved();
-  }
 };
 
 // running_mean/running_var: (C,) or nullptr (then training must be true); updated in place

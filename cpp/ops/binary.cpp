@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <functional>
+#include <string>
 
 #include "ops/grad_graph.h"
 #include "ops/join.h"
+#include "ops/op_table.h"
 #include "ops/op_utils.h"
 #include "ops/unary.h"
 #include "ops/view.h"
@@ -181,64 +183,147 @@ struct PowBackward : FuncOp<PowBackward, 2>, InputMeta {
 const OpSchema& PowBackward::schema_v1 = register_schema(
     {.name = "pow", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
 
-// maximum/minimum: the gradient goes to the selected operand, split evenly on ties (PyTorch).
-template <bool IsMax>
-struct ExtremumBackward : FuncOp<ExtremumBackward<IsMax>, 2>, InputMeta {
-  static const OpSchema& schema_v1;
-  const char* name() const override { return IsMax ? "MaximumBackward" : "MinimumBackward"; }
-  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
-    DType dt = promote_types(g->dtype, this->saved_[0]->dtype);
-    auto gg = cast_raw(g, dt), a = cast_raw(this->saved_[0], dt), b = cast_raw(this->saved_[1], dt);
-    Shape shape = g->shape;
-    TensorImplPtr ga, gb;
-    if (this->needs_input_grad(0))
-      ga = grad_for(ternary_apply("extremum_backward", shape, gg, a, b, []<class A>() {
-                      return [](A gv, A x, A y) { return x == y ? gv / A(2) : ((x > y) == IsMax ? gv : A(0)); };
-                    }), a_shape, a_dtype);
-    if (this->needs_input_grad(1))
-      gb = grad_for(ternary_apply("extremum_backward", shape, gg, b, a, []<class A>() {
-                      return [](A gv, A x, A y) { return x == y ? gv / A(2) : ((x > y) == IsMax ? gv : A(0)); };
-                    }), b_shape, b_dtype);
-    return {ga, gb};
-  }
-  // Linear in g given the (constant) selection weights 1, 1/2 (tie) or 0.
-  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
-    const auto &a = this->saved_[0], &b = this->saved_[1];
-    DType dt = promote_types(g->dtype, a->dtype);
-    auto weight = [&](const TensorImplPtr& x, const TensorImplPtr& y) {
-      NoGradGuard no_grad;
-      auto win = to(compare(x, y, IsMax ? CompareOp::Gt : CompareOp::Lt), dt, false);
-      auto tie = to(compare(x, y, CompareOp::Eq), dt, false);
-      return add(win, mul(tie, constant(0.5, dt)));
-    };
-    TensorImplPtr ga, gb;
-    if (this->needs_input_grad(0)) ga = grad_for_graph(mul(g, weight(a, b)), a_shape, a_dtype);
-    if (this->needs_input_grad(1)) gb = grad_for_graph(mul(g, weight(b, a)), b_shape, b_dtype);
-    return {ga, gb};
-  }
-};
-template <>
-const OpSchema& ExtremumBackward<true>::schema_v1 = register_schema(
-    {.name = "maximum", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
-template <>
-const OpSchema& ExtremumBackward<false>::schema_v1 = register_schema(
-    {.name = "minimum", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+// ---- binary ops described like the unary ones ------------------------------------------
+// A differentiable binary op describes, on accumulation types: f(a, b) (compiled for every dtype
+// its operands may have), the gradient of each side given the output's gradient g,
+// da(g, a, b) = g df/da and db(g, a, b) = g df/db, and the second derivatives times g, daa, dab
+// and dbb, for double backward (all four only for float and double). kFloat: integer and bool
+// operands compute in float32 (as true division does), otherwise in the promoted dtype.
+// BinaryBackward<Op> saves both operands and is the op's node; its double backward records one
+// BinaryBackwardBackward<Op, Side> per gradient. Entered in the op table by LUCID_BINARY_OP.
 
-// atan2(a, b) = angle of (b, a): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2). Written with
-// differentiable ops, so the same code gives first order (grad mode off) and create_graph.
-struct Atan2Backward : FuncOp<Atan2Backward, 2>, InputMeta {
+// maximum/minimum: NaN propagates; the gradient goes to the selected operand, split evenly on
+// ties (PyTorch).
+template <bool IsMax>
+struct ExtremumOp {
+  static constexpr const char *kName = IsMax ? "maximum" : "minimum",
+                              *kNode = IsMax ? "MaximumBackward" : "MinimumBackward";
+  static constexpr bool kFloat = false;
+  template <class A> A f(A x, A y) const { return (x != x || (IsMax ? x > y : x < y)) ? x : y; }
+  template <class A> A da(A g, A x, A y) const { return x == y ? g / A(2) : ((x > y) == IsMax ? g : A(0)); }
+  template <class A> A db(A g, A x, A y) const { return da(g, y, x); }
+  template <class A> A daa(A, A, A) const { return A(0); }
+  template <class A> A dab(A, A, A) const { return A(0); }
+  template <class A> A dbb(A, A, A) const { return A(0); }
+};
+// atan2(a, b) = the angle of (b, a): d/da = b / r2, d/db = -a / r2 with r2 = a^2 + b^2.
+struct Atan2Op {
+  static constexpr const char *kName = "atan2", *kNode = "Atan2Backward";
+  static constexpr bool kFloat = true;
+  template <class A> A f(A a, A b) const { return std::atan2(a, b); }
+  template <class A> A da(A g, A a, A b) const { return g * b / (a * a + b * b); }
+  template <class A> A db(A g, A a, A b) const { return -g * a / (a * a + b * b); }
+  template <class A> A daa(A g, A a, A b) const { return A(-2) * g * a * b / ((a * a + b * b) * (a * a + b * b)); }
+  template <class A> A dab(A g, A a, A b) const { return g * (a * a - b * b) / ((a * a + b * b) * (a * a + b * b)); }
+  template <class A> A dbb(A g, A a, A b) const { return A(2) * g * a * b / ((a * a + b * b) * (a * a + b * b)); }
+};
+
+// The gradient d of output `side` of a binary op's backward, d = da(g, a, b) or db(g, a, b) (linear
+// in g), under create_graph=True: with u the gradient flowing into d,
+//   d/dg = da(u, a, b) (or db),  d/da = daa(u g, a, b) (or dab),  d/db = dab(u g, a, b) (or dbb).
+// Saved: g, a, b.
+template <class Op, int Side>
+struct BinaryBackwardBackward : FuncOp<BinaryBackwardBackward<Op, Side>, 3> {
   static const OpSchema& schema_v1;
-  const char* name() const override { return "Atan2Backward"; }
-  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) { return apply_graph(g); }
-  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
-    const auto &a = saved_[0], &b = saved_[1];
-    auto scaled = div(g, add(mul(a, a), mul(b, b)));
-    return {needs_input_grad(0) ? grad_for_graph(mul(scaled, b), a_shape, a_dtype) : nullptr,
-            needs_input_grad(1) ? grad_for_graph(neg(mul(scaled, a)), b_shape, b_dtype) : nullptr};
+  Op op;
+  std::string name_ = std::string(Op::kNode) + "Backward";
+  const char* name() const override { return name_.c_str(); }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& u0) {
+    const TensorImplPtr &g = this->saved_[0], &a0 = this->saved_[1], &b0 = this->saved_[2];
+    const DType dt = g->dtype;
+    auto u = cast_raw(u0, dt), a = cast_raw(a0, dt), b = cast_raw(b0, dt);
+    const Op o = op;
+    TensorImplPtr dg, da, db;
+    if (this->needs_input_grad(0))
+      dg = ternary_apply(Op::kName, g->shape, u, a, b, [o]<class A>() {
+        return [o](A uv, A x, A y) { return Side == 0 ? o.da(uv, x, y) : o.db(uv, x, y); };
+      });
+    if (this->needs_input_grad(1) || this->needs_input_grad(2)) {
+      auto ug = binary_apply<false, Dtypes::Float>(Op::kName, g->shape, u, g, []<class A>() {
+        return [](A x, A y) { return x * y; };
+      });
+      if (this->needs_input_grad(1))
+        da = grad_for(ternary_apply(Op::kName, g->shape, ug, a, b, [o]<class A>() {
+                        return [o](A w, A x, A y) { return Side == 0 ? o.daa(w, x, y) : o.dab(w, x, y); };
+                      }), a0->shape, a0->dtype);
+      if (this->needs_input_grad(2))
+        db = grad_for(ternary_apply(Op::kName, g->shape, ug, a, b, [o]<class A>() {
+                        return [o](A w, A x, A y) { return Side == 0 ? o.dab(w, x, y) : o.dbb(w, x, y); };
+                      }), b0->shape, b0->dtype);
+    }
+    return {dg, da, db};
   }
 };
-const OpSchema& Atan2Backward::schema_v1 = register_schema(
-    {.name = "atan2", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = true});
+
+template <class Op>
+struct BinaryBackward : FuncOp<BinaryBackward<Op>, 2>, InputMeta {
+  static const OpSchema& schema_v1;
+  Op op;
+  const char* name() const override { return Op::kNode; }
+  // The gradient of side 0 (a) or 1 (b) in the output's (broadcast) shape, in the dtype of g and
+  // both operands promoted.
+  template <int Side>
+  TensorImplPtr side_grad(const TensorImplPtr& g, const TensorImplPtr& gg, const TensorImplPtr& a,
+                          const TensorImplPtr& b) const {
+    const Op o = op;
+    return ternary_apply(Op::kName, g->shape, gg, a, b, [o]<class A>() {
+      return [o](A gv, A x, A y) { return Side == 0 ? o.da(gv, x, y) : o.db(gv, x, y); };
+    });
+  }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
+    const DType dt = promote_types(g->dtype, promote_types(this->saved_[0]->dtype, this->saved_[1]->dtype));
+    auto gg = cast_raw(g, dt), a = cast_raw(this->saved_[0], dt), b = cast_raw(this->saved_[1], dt);
+    return {this->needs_input_grad(0) ? grad_for(side_grad<0>(g, gg, a, b), a_shape, a_dtype) : nullptr,
+            this->needs_input_grad(1) ? grad_for(side_grad<1>(g, gg, a, b), b_shape, b_dtype) : nullptr};
+  }
+  // create_graph: the same values, each recorded with its BinaryBackwardBackward node, then
+  // summed back to the operand's shape by recorded ops.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
+    const TensorImplPtr &a0 = this->saved_[0], &b0 = this->saved_[1];
+    const DType dt = promote_types(g->dtype, promote_types(a0->dtype, b0->dtype));
+    TensorImplPtr gg = cast_raw(g, dt), d[2];
+    {
+      NoGradGuard no_grad;
+      auto a = cast_raw(a0, dt), b = cast_raw(b0, dt);
+      if (this->needs_input_grad(0)) d[0] = side_grad<0>(g, gg, a, b);
+      if (this->needs_input_grad(1)) d[1] = side_grad<1>(g, gg, a, b);
+    }
+    if (any_requires_grad({&g, &a0, &b0})) {
+      if (d[0]) record_double<0>(d[0], gg);
+      if (d[1]) record_double<1>(d[1], gg);
+    }
+    return {d[0] ? grad_for_graph(d[0], a_shape, a_dtype) : nullptr,
+            d[1] ? grad_for_graph(d[1], b_shape, b_dtype) : nullptr};
+  }
+  template <int Side>
+  void record_double(const TensorImplPtr& d, const TensorImplPtr& gg) {
+    auto n = std::make_shared<BinaryBackwardBackward<Op, Side>>();
+    n->op = op;
+    n->set_inputs({gg, this->saved_[0], this->saved_[1]});
+    n->save(0, gg);
+    n->save(1, this->saved_[0]);
+    n->save(2, this->saved_[1]);
+    attach_node(d, std::move(n));
+  }
+};
+
+// The forward: both operands broadcast and promoted, f applied, the node recorded.
+template <class Op>
+TensorImplPtr binary_op(const TensorImplPtr& a, const TensorImplPtr& b, const Op& op = Op{}) {
+  auto p = prepare(Op::kName, a, b, Op::kFloat);
+  auto out = binary_apply<false, Op::kFloat ? Dtypes::Float : Dtypes::All>(
+      Op::kName, p.shape, p.a, p.b, [op]<class A>() { return [op](A x, A y) { return A(op.f(x, y)); }; });
+  if (any_requires_grad({&a, &b})) {
+    auto n = std::make_shared<BinaryBackward<Op>>();
+    n->op = op;
+    n->set(a, b);
+    n->set_inputs({a, b});
+    n->save(0, a);
+    n->save(1, b);
+    attach_node(out, std::move(n));
+  }
+  return out;
+}
 
 // What a binary node keeps of its operands: nothing, both, or (for products, whose gradient for
 // each operand needs only the other) each one only when the other needs a gradient, so that
@@ -307,33 +392,6 @@ TensorImplPtr pow(const TensorImplPtr& a, const TensorImplPtr& b) {
     };
   });
   record<PowBackward>(out, a, b, Save::Both);
-  return out;
-}
-
-TensorImplPtr maximum(const TensorImplPtr& a, const TensorImplPtr& b) {
-  auto p = prepare("maximum", a, b, false);
-  auto out = binary_apply("maximum", p.shape, p.a, p.b, []<class A>() {
-    return [](A x, A y) { return (x != x || x > y) ? x : y; };  // NaN propagates
-  });
-  record<ExtremumBackward<true>>(out, a, b, Save::Both);
-  return out;
-}
-
-TensorImplPtr minimum(const TensorImplPtr& a, const TensorImplPtr& b) {
-  auto p = prepare("minimum", a, b, false);
-  auto out = binary_apply("minimum", p.shape, p.a, p.b, []<class A>() {
-    return [](A x, A y) { return (x != x || x < y) ? x : y; };
-  });
-  record<ExtremumBackward<false>>(out, a, b, Save::Both);
-  return out;
-}
-
-TensorImplPtr atan2(const TensorImplPtr& a, const TensorImplPtr& b) {
-  auto p = prepare("atan2", a, b, true);
-  auto out = binary_apply("atan2", p.shape, p.a, p.b, []<class A>() {
-    return [](A y, A x) { return A(std::atan2(y, x)); };
-  });
-  record<Atan2Backward>(out, a, b, Save::Both);
   return out;
 }
 
@@ -464,5 +522,31 @@ TensorImplPtr copy_(const TensorImplPtr& a, const TensorImplPtr& b) {
   a->bump_version();
   return a;
 }
+
+// ---- the op table -----------------------------------------------------------------------------
+// LUCID_BINARY_OP(Op, name, policy, doc): the schema {name, 1, policy, produces_grad}, the function
+// TensorImplPtr name(a, b) and its entry in the op table (ops/op_table.h: pylucid._C.name(input,
+// other) and Tensor.name(other), documented by `doc`). LUCID_BINARY_SCHEMA alone serves an op
+// bound by hand.
+#define LUCID_BINARY_SCHEMA(Op, op_name, policy)                                                 \
+  template <>                                                                                    \
+  const OpSchema& BinaryBackward<Op>::schema_v1 = register_schema(                               \
+      {.name = op_name, .version = 1, .amp_policy = AmpPolicy::policy, .produces_grad = true});   \
+  template <>                                                                                    \
+  const OpSchema& BinaryBackwardBackward<Op, 0>::schema_v1 = BinaryBackward<Op>::schema_v1;      \
+  template <>                                                                                    \
+  const OpSchema& BinaryBackwardBackward<Op, 1>::schema_v1 = BinaryBackward<Op>::schema_v1;
+#define LUCID_BINARY_OP(Op, name, policy, doc)                                                           \
+  LUCID_BINARY_SCHEMA(Op, #name, policy)                                                                 \
+  TensorImplPtr name(const TensorImplPtr& a, const TensorImplPtr& b) { return binary_op<Op>(a, b); }     \
+  [[maybe_unused]] static const bool registered_##name = register_op(BinaryEntry{#name, &name, doc});
+
+LUCID_BINARY_SCHEMA(ExtremumOp<true>, "maximum", KeepInput)
+LUCID_BINARY_SCHEMA(ExtremumOp<false>, "minimum", KeepInput)
+TensorImplPtr maximum(const TensorImplPtr& a, const TensorImplPtr& b) { return binary_op<ExtremumOp<true>>(a, b); }
+TensorImplPtr minimum(const TensorImplPtr& a, const TensorImplPtr& b) { return binary_op<ExtremumOp<false>>(a, b); }
+LUCID_BINARY_OP(Atan2Op, atan2, KeepInput,
+                "The angle of the point (other, input) in radians, in [-pi, pi], elementwise with broadcasting "
+                "(integers promote to float32).")
 
 }  // namespace lucid

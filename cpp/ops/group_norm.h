@@ -9,27 +9,19 @@
 #pragma once
 #include "autograd/func_op.h"
 #include "core/tensor_impl.h"
+#include "ops/norm_node.h"
 
 namespace lucid {
 
-struct GroupNormBackward : FuncOp<GroupNormBackward, 3> {
+struct GroupNormBackward : MeanVarNormBackward<GroupNormBackward> {
   static const OpSchema& schema_v1;  // {group_norm, 1, ForceFP32, produces_grad}
 
-  TensorImplPtr saved_mean_, saved_rstd_;  // (N_, G_)
+  // saved_mean_, saved_rstd_: (N_, G_)
   size_t N_ = 0, C_ = 0, S_ = 0, G_ = 0;
-  double eps_ = 0;
-  DType compute_dtype_ = kDefaultFloat;
-  Shape bias_shape_;
-  DType bias_dtype_ = kDefaultFloat;
 
   const char* name() const override { return "GroupNormBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
-  void release_saved() override {
-    saved_mean_.reset();
-    saved_rstd_.reset();
-    FuncOp::release_saved();
-  }
 };
 
 TensorImplPtr group_norm(const TensorImplPtr& x, int64_t num_groups, const TensorImplPtr& weight,

@@ -7,29 +7,21 @@
 #pragma once
 #include "autograd/func_op.h"
 #include "core/tensor_impl.h"
+#include "ops/norm_node.h"
 
 namespace lucid {
 
-struct LayerNormBackward : FuncOp<LayerNormBackward, 3> {
+struct LayerNormBackward : MeanVarNormBackward<LayerNormBackward> {
   static const OpSchema& schema_v1;  // {layer_norm, 1, ForceFP32, produces_grad}
 
-  TensorImplPtr saved_mean_, saved_rstd_;  // (outer_,)
+  // saved_mean_, saved_rstd_: (outer_,)
   size_t outer_ = 0, N_ = 0;
-  double eps_ = 0;
-  DType compute_dtype_ = kDefaultFloat;
-  Shape bias_shape_;
-  DType bias_dtype_ = kDefaultFloat;
 
   const char* name() const override { return "LayerNormBackward"; }
   // {dx, d_weight, d_bias}, each in its input's dtype (nullptr where not needed).
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
   // create_graph: the same fused values, each recorded with a LayerNormBackwardBackward node.
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
-  void release_saved() override {
-    saved_mean_.reset();
-    saved_rstd_.reset();
-    FuncOp::release_saved();
-  }
 };
 
 // The node of one output of LayerNormBackward under create_graph=True (which_: 0 dx, 1 d_weight,

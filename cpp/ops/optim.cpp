@@ -8,19 +8,6 @@ namespace lucid {
 
 namespace {
 
-// A tensor the update writes: the kernel sees `work` (contiguous); `done()` copies it back
-// when it is a copy and bumps the version of the caller's tensor.
-struct Target {
-  TensorImplPtr orig, work;
-  explicit Target(const TensorImplPtr& t) : orig(t), work(t ? contiguous_raw(t) : nullptr) {}
-  void* ptr() const { return work ? work->raw() : nullptr; }
-  void done() {
-    if (!orig) return;
-    if (work != orig) copy_into(orig, work);
-    orig->bump_version();
-  }
-};
-
 void check_lists(const char* op, size_t n, std::initializer_list<std::pair<const char*, size_t>> lists) {
   for (auto& [name, size] : lists)
     LUCID_CHECK_SHAPE(size == n, op, ": got ", n, " params but ", size, " ", name,
@@ -70,7 +57,7 @@ TensorList sgd_(const TensorList& params, const TensorList& grads, TensorList bu
     auto g = grad_for(p, grads[i]);
     bool init = use_mom && !bufs[i];
     if (init) bufs[i] = full(p->shape, 0.0, p->dtype);  // the kernel reads before it selects
-    Target tp(p), tb(use_mom ? bufs[i] : nullptr);
+    UpdateTarget tp(p), tb(use_mom ? bufs[i] : nullptr);
     kernels::sgd_update(p->dtype, p->numel(), tp.ptr(), g->raw(), tb.ptr(), init, o);
     tp.done();
     tb.done();
@@ -106,7 +93,7 @@ void adam_(const TensorList& params, const TensorList& grads, const TensorList& 
     double bc1 = 1.0 - std::pow(o.beta1, step), bc2 = 1.0 - std::pow(o.beta2, step);
     kernels::AdamStep s{o.lr, o.beta1, o.beta2, o.eps, o.weight_decay, o.lr / bc1, std::pow(bc2, 0.5),
                         o.amsgrad, o.maximize, o.decoupled_weight_decay};
-    Target tp(p), tm(exp_avgs[i]), tv(exp_avg_sqs[i]), tmax(o.amsgrad ? max_exp_avg_sqs[i] : nullptr);
+    UpdateTarget tp(p), tm(exp_avgs[i]), tv(exp_avg_sqs[i]), tmax(o.amsgrad ? max_exp_avg_sqs[i] : nullptr);
     kernels::adam_update(p->dtype, p->numel(), tp.ptr(), g->raw(), tm.ptr(), tv.ptr(), tmax.ptr(), s);
     tp.done();
     tm.done();
@@ -156,7 +143,7 @@ TensorImplPtr clip_grad_norm_(const TensorList& grads, double max_norm, double n
   // fails this test and scales by NaN, as in PyTorch.
   if (coef >= 1.0) return out;
   for (const auto& g : grads) {
-    Target tg(g);
+    UpdateTarget tg(g);
     kernels::scale_inplace(g->dtype, g->numel(), tg.ptr(), coef);
     tg.done();
   }

@@ -15,6 +15,20 @@ namespace lucid {
 
 using TensorList = std::vector<TensorImplPtr>;
 
+// A tensor an update writes (the optimizers of optim.cpp and optim_adaptive.cpp): the kernel sees
+// `work` (contiguous); `done()` copies it back when it is a copy and bumps the version of the
+// caller's tensor.
+struct UpdateTarget {
+  TensorImplPtr orig, work;
+  explicit UpdateTarget(const TensorImplPtr& t) : orig(t), work(t ? contiguous_raw(t) : nullptr) {}
+  void* ptr() const { return work ? work->raw() : nullptr; }
+  void done() {
+    if (!orig) return;
+    if (work != orig) copy_into(orig, work);
+    orig->bump_version();
+  }
+};
+
 // SGD with momentum / dampening / nesterov / weight decay (PyTorch's torch.optim.SGD).
 // `momentum_buffers[i]` may be null: with momentum it is then created holding the effective
 // gradient (PyTorch's first step). Returns the buffers (new ones filled in).

@@ -3,23 +3,11 @@
 #include <cmath>
 
 #include "ops/factory.h"
+#include "ops/optim.h"
 
 namespace lucid {
 
 namespace {
-
-// A tensor the update writes: the kernel sees `work` (contiguous); `done()` copies it back when
-// it is a copy and bumps the version of the caller's tensor.
-struct Target {
-  TensorImplPtr orig, work;
-  explicit Target(const TensorImplPtr& t) : orig(t), work(t ? contiguous_raw(t) : nullptr) {}
-  void* ptr() const { return work ? work->raw() : nullptr; }
-  void done() {
-    if (!orig) return;
-    if (work != orig) copy_into(orig, work);
-    orig->bump_version();
-  }
-};
 
 // One state list of an optimizer and whether it is used under the current options.
 struct StateList {
@@ -76,7 +64,7 @@ void for_each_param(const TensorList& params, const TensorList& grads, std::init
     if (!grads[i]) continue;
     const auto& p = params[i];
     auto g = contiguous_raw(cast_raw(grads[i], p->dtype));
-    std::vector<Target> targets;
+    std::vector<UpdateTarget> targets;
     targets.reserve(states.size() + 1);
     targets.emplace_back(p);
     for (const auto* s : states) targets.emplace_back(s ? (*s)[i] : nullptr);
@@ -96,7 +84,7 @@ void rmsprop_(const TensorList& params, const TensorList& grads, const TensorLis
            {{"square_avgs", &square_avgs, true}, {"grad_avgs", &grad_avgs, o.centered},
             {"momentum_buffers", &momentum_buffers, mom}});
   for_each_param(params, grads, {&square_avgs, o.centered ? &grad_avgs : nullptr, mom ? &momentum_buffers : nullptr},
-                 [&](size_t i, std::vector<Target>& t, const void* g) {
+                 [&](size_t i, std::vector<UpdateTarget>& t, const void* g) {
                    next_step(steps[i], op);
                    kernels::rmsprop_update(params[i]->dtype, params[i]->numel(), t[0].ptr(), g, t[1].ptr(),
                                            t[2].ptr(), t[3].ptr(), o);
@@ -107,7 +95,7 @@ void adagrad_(const TensorList& params, const TensorList& grads, const TensorLis
               const TensorList& steps, double lr, double lr_decay, double weight_decay, double eps, bool maximize) {
   const char* op = "adagrad";
   validate(op, params, grads, steps, {{"state_sums", &state_sums, true}});
-  for_each_param(params, grads, {&state_sums}, [&](size_t i, std::vector<Target>& t, const void* g) {
+  for_each_param(params, grads, {&state_sums}, [&](size_t i, std::vector<UpdateTarget>& t, const void* g) {
     double step = next_step(steps[i], op);
     kernels::AdagradStep s{lr / (1 + (step - 1) * lr_decay), eps, weight_decay, maximize};
     kernels::adagrad_update(params[i]->dtype, params[i]->numel(), t[0].ptr(), g, t[1].ptr(), s);
@@ -118,7 +106,7 @@ void adadelta_(const TensorList& params, const TensorList& grads, const TensorLi
                const TensorList& acc_deltas, const TensorList& steps, const kernels::AdadeltaStep& o) {
   const char* op = "adadelta";
   validate(op, params, grads, steps, {{"square_avgs", &square_avgs, true}, {"acc_deltas", &acc_deltas, true}});
-  for_each_param(params, grads, {&square_avgs, &acc_deltas}, [&](size_t i, std::vector<Target>& t, const void* g) {
+  for_each_param(params, grads, {&square_avgs, &acc_deltas}, [&](size_t i, std::vector<UpdateTarget>& t, const void* g) {
     next_step(steps[i], op);
     kernels::adadelta_update(params[i]->dtype, params[i]->numel(), t[0].ptr(), g, t[1].ptr(), t[2].ptr(), o);
   });
@@ -129,7 +117,7 @@ void adamax_(const TensorList& params, const TensorList& grads, const TensorList
              double weight_decay, bool maximize) {
   const char* op = "adamax";
   validate(op, params, grads, steps, {{"exp_avgs", &exp_avgs, true}, {"exp_infs", &exp_infs, true}});
-  for_each_param(params, grads, {&exp_avgs, &exp_infs}, [&](size_t i, std::vector<Target>& t, const void* g) {
+  for_each_param(params, grads, {&exp_avgs, &exp_infs}, [&](size_t i, std::vector<UpdateTarget>& t, const void* g) {
     double step = next_step(steps[i], op);
     kernels::AdamaxStep s{beta1, beta2, eps, weight_decay, lr / (1 - std::pow(beta1, step)), maximize};
     kernels::adamax_update(params[i]->dtype, params[i]->numel(), t[0].ptr(), g, t[1].ptr(), t[2].ptr(), s);
@@ -147,7 +135,7 @@ void nadam_(const TensorList& params, const TensorList& grads, const TensorList&
   for (size_t i = 0; i < params.size(); ++i)
     LUCID_CHECK(!grads[i] || (mu_products[i] && mu_products[i]->numel() == 1 && is_floating(mu_products[i]->dtype)),
                 op, ": mu_product of param ", i, " must be a one-element floating tensor");
-  for_each_param(params, grads, {&exp_avgs, &exp_avg_sqs}, [&](size_t i, std::vector<Target>& t, const void* g) {
+  for_each_param(params, grads, {&exp_avgs, &exp_avg_sqs}, [&](size_t i, std::vector<UpdateTarget>& t, const void* g) {
     double step = next_step(steps[i], op);
     double mu = beta1 * (1.0 - 0.5 * std::pow(0.96, step * momentum_decay));
     double mu_next = beta1 * (1.0 - 0.5 * std::pow(0.96, (step + 1) * momentum_decay));
@@ -174,7 +162,7 @@ void radam_(const TensorList& params, const TensorList& grads, const TensorList&
             double weight_decay, bool decoupled_weight_decay, bool maximize) {
   const char* op = "radam";
   validate(op, params, grads, steps, {{"exp_avgs", &exp_avgs, true}, {"exp_avg_sqs", &exp_avg_sqs, true}});
-  for_each_param(params, grads, {&exp_avgs, &exp_avg_sqs}, [&](size_t i, std::vector<Target>& t, const void* g) {
+  for_each_param(params, grads, {&exp_avgs, &exp_avg_sqs}, [&](size_t i, std::vector<UpdateTarget>& t, const void* g) {
     double step = next_step(steps[i], op);
     double bc1 = 1 - std::pow(beta1, step), bc2 = 1 - std::pow(beta2, step);
     double rho_inf = 2 / (1 - beta2) - 1;

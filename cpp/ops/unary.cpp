@@ -11,6 +11,7 @@
 #include "ops/binary.h"
 #include "ops/elementwise_double.h"
 #include "ops/grad_graph.h"
+#include "ops/op_table.h"
 #include "ops/op_utils.h"
 #include "ops/view.h"
 
@@ -449,52 +450,6 @@ std::vector<TensorImplPtr> UnaryBackward<Op>::apply_graph(const TensorImplPtr& g
   }
 }
 
-#define LUCID_UNARY_SCHEMA(Op, op_name, policy)                              \
-  template <>                                                                \
-  const OpSchema& UnaryBackward<Op>::schema_v1 = register_schema(            \
-      {.name = op_name, .version = 1, .amp_policy = AmpPolicy::policy, .produces_grad = true}); \
-  template <>                                                                \
-  const OpSchema& ElementwiseBackwardBackward<Op>::schema_v1 = UnaryBackward<Op>::schema_v1;
-LUCID_UNARY_SCHEMA(NegOp, "neg", KeepInput)
-LUCID_UNARY_SCHEMA(AbsOp, "abs", KeepInput)
-LUCID_UNARY_SCHEMA(ExpOp, "exp", ForceFP32)
-LUCID_UNARY_SCHEMA(LogOp, "log", ForceFP32)
-LUCID_UNARY_SCHEMA(SqrtOp, "sqrt", KeepInput)
-LUCID_UNARY_SCHEMA(RsqrtOp, "rsqrt", ForceFP32)
-LUCID_UNARY_SCHEMA(SinOp, "sin", KeepInput)
-LUCID_UNARY_SCHEMA(CosOp, "cos", KeepInput)
-LUCID_UNARY_SCHEMA(TanhOp, "tanh", KeepInput)
-LUCID_UNARY_SCHEMA(SigmoidOp, "sigmoid", KeepInput)
-LUCID_UNARY_SCHEMA(ReluOp, "relu", KeepInput)
-LUCID_UNARY_SCHEMA(GeluOp, "gelu", KeepInput)
-template <>
-const OpSchema& UnaryBackward<GeluTanhOp>::schema_v1 = UnaryBackward<GeluOp>::schema_v1;  // same op
-template <>
-const OpSchema& ElementwiseBackwardBackward<GeluTanhOp>::schema_v1 = UnaryBackward<GeluOp>::schema_v1;
-LUCID_UNARY_SCHEMA(SiluOp, "silu", KeepInput)
-LUCID_UNARY_SCHEMA(ClampOp, "clamp", KeepInput)
-LUCID_UNARY_SCHEMA(Log1pOp, "log1p", ForceFP32)
-LUCID_UNARY_SCHEMA(Expm1Op, "expm1", ForceFP32)
-LUCID_UNARY_SCHEMA(ErfOp, "erf", ForceFP32)
-LUCID_UNARY_SCHEMA(FloorOp, "floor", KeepInput)
-LUCID_UNARY_SCHEMA(CeilOp, "ceil", KeepInput)
-LUCID_UNARY_SCHEMA(TruncOp, "trunc", KeepInput)
-LUCID_UNARY_SCHEMA(RoundOp, "round", KeepInput)
-LUCID_UNARY_SCHEMA(TanOp, "tan", KeepInput)
-LUCID_UNARY_SCHEMA(AsinOp, "asin", KeepInput)
-LUCID_UNARY_SCHEMA(AcosOp, "acos", KeepInput)
-LUCID_UNARY_SCHEMA(AtanOp, "atan", KeepInput)
-LUCID_UNARY_SCHEMA(SinhOp, "sinh", KeepInput)
-LUCID_UNARY_SCHEMA(CoshOp, "cosh", KeepInput)
-LUCID_UNARY_SCHEMA(AsinhOp, "asinh", KeepInput)
-LUCID_UNARY_SCHEMA(AcoshOp, "acosh", KeepInput)
-LUCID_UNARY_SCHEMA(AtanhOp, "atanh", KeepInput)
-LUCID_UNARY_SCHEMA(Log2Op, "log2", ForceFP32)
-LUCID_UNARY_SCHEMA(Log10Op, "log10", ForceFP32)
-LUCID_UNARY_SCHEMA(Exp2Op, "exp2", ForceFP32)
-LUCID_UNARY_SCHEMA(ErfcOp, "erfc", ForceFP32)
-#undef LUCID_UNARY_SCHEMA
-
 const OpSchema& kSignSchema = register_schema(
     {.name = "sign", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = false});
 const OpSchema& kIsnanSchema = register_schema(
@@ -564,41 +519,104 @@ ClampOp clamp_op(std::optional<double> lo, std::optional<double> hi, const char*
 
 }  // namespace
 
+// ---- the op table -----------------------------------------------------------------------------
+// LUCID_UNARY_OP(Op, name, policy, doc): the schema {name, 1, policy, produces_grad}, the function
+// TensorImplPtr name(x) and its entry in the op table (ops/op_table.h: pylucid._C.name and
+// Tensor.name, documented by `doc`). An op with checks or arguments of its own writes its function
+// and enters it with LUCID_REGISTER_UNARY(python_name, function, doc).
+#define LUCID_UNARY_SCHEMA(Op, op_name, policy)                                                \
+  template <>                                                                                  \
+  const OpSchema& UnaryBackward<Op>::schema_v1 = register_schema(                              \
+      {.name = op_name, .version = 1, .amp_policy = AmpPolicy::policy, .produces_grad = true}); \
+  template <>                                                                                  \
+  const OpSchema& ElementwiseBackwardBackward<Op>::schema_v1 = UnaryBackward<Op>::schema_v1;
+#define LUCID_REGISTER_UNARY(py_name, fn, doc) \
+  [[maybe_unused]] static const bool registered_##py_name = register_op(UnaryEntry{#py_name, &fn, doc});
+#define LUCID_UNARY_OP(Op, name, policy, doc)                                 \
+  LUCID_UNARY_SCHEMA(Op, #name, policy)                                       \
+  TensorImplPtr name(const TensorImplPtr& x) { return unary_op<Op>(x); }      \
+  LUCID_REGISTER_UNARY(name, name, doc)
+
+LUCID_UNARY_OP(AbsOp, abs, KeepInput,
+               "|input|, elementwise; the gradient at 0 is 0.")
+LUCID_UNARY_OP(ExpOp, exp, ForceFP32,
+               "e^input, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(LogOp, log, ForceFP32,
+               "Natural logarithm, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(SqrtOp, sqrt, KeepInput,
+               "Square root, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(RsqrtOp, rsqrt, ForceFP32,
+               "1 / sqrt(input), elementwise (integers promote to float32).")
+LUCID_UNARY_OP(SinOp, sin, KeepInput,
+               "Sine, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(CosOp, cos, KeepInput,
+               "Cosine, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(TanhOp, tanh, KeepInput,
+               "Hyperbolic tangent, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(SigmoidOp, sigmoid, KeepInput,
+               "1 / (1 + e^-input), elementwise, without overflow for large |input|.")
+LUCID_UNARY_OP(ReluOp, relu, KeepInput,
+               "max(input, 0), elementwise; NaN stays NaN, the gradient at 0 is 0.\n\n"
+               ">>> import pylucid\n>>> pylucid.tensor([-1.0, 2.0]).relu().tolist()\n[0.0, 2.0]")
+LUCID_UNARY_OP(Log1pOp, log1p, ForceFP32,
+               "log(1 + input), accurate for small input (integers promote to float32).")
+LUCID_UNARY_OP(Expm1Op, expm1, ForceFP32,
+               "exp(input) - 1, accurate for small input (integers promote to float32).")
+LUCID_UNARY_OP(ErfOp, erf, ForceFP32,
+               "The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt (integers promote to float32).")
+LUCID_UNARY_OP(FloorOp, floor, KeepInput,
+               "Largest integer <= input, in input's dtype (integers pass through); zero gradient.")
+LUCID_UNARY_OP(CeilOp, ceil, KeepInput,
+               "Smallest integer >= input, in input's dtype (integers pass through); zero gradient.")
+LUCID_UNARY_OP(TruncOp, trunc, KeepInput,
+               "input rounded toward zero, in input's dtype (integers pass through); zero gradient.")
+LUCID_UNARY_OP(TanOp, tan, KeepInput,
+               "Tangent, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(AsinOp, asin, KeepInput,
+               "Arcsine (NaN outside [-1, 1]), elementwise (integers promote to float32).")
+LUCID_UNARY_OP(AcosOp, acos, KeepInput,
+               "Arccosine (NaN outside [-1, 1]), elementwise (integers promote to float32).")
+LUCID_UNARY_OP(AtanOp, atan, KeepInput,
+               "Arctangent, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(SinhOp, sinh, KeepInput,
+               "Hyperbolic sine, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(CoshOp, cosh, KeepInput,
+               "Hyperbolic cosine, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(AsinhOp, asinh, KeepInput,
+               "Inverse hyperbolic sine, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(AcoshOp, acosh, KeepInput,
+               "Inverse hyperbolic cosine (NaN below 1), elementwise (integers promote to float32).")
+LUCID_UNARY_OP(AtanhOp, atanh, KeepInput,
+               "Inverse hyperbolic tangent (inf at +-1, NaN outside), elementwise (integers promote to float32).")
+LUCID_UNARY_OP(Log2Op, log2, ForceFP32,
+               "Base-2 logarithm, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(Log10Op, log10, ForceFP32,
+               "Base-10 logarithm, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(Exp2Op, exp2, ForceFP32,
+               "2^input, elementwise (integers promote to float32).")
+LUCID_UNARY_OP(ErfcOp, erfc, ForceFP32,
+               "1 - erf(input), accurate where erf is near 1, elementwise (integers promote to float32).")
+LUCID_REGISTER_UNARY(arcsin, asin, "Alias of asin.")
+LUCID_REGISTER_UNARY(arccos, acos, "Alias of acos.")
+LUCID_REGISTER_UNARY(arctan, atan, "Alias of atan.")
+LUCID_REGISTER_UNARY(arcsinh, asinh, "Alias of asinh.")
+LUCID_REGISTER_UNARY(arccosh, acosh, "Alias of acosh.")
+LUCID_REGISTER_UNARY(arctanh, atanh, "Alias of atanh.")
+LUCID_REGISTER_UNARY(fix, trunc, "Alias of trunc.")
+
+LUCID_UNARY_SCHEMA(NegOp, "neg", KeepInput)
 TensorImplPtr neg(const TensorImplPtr& x) {
   LUCID_CHECK_DTYPE(x->dtype != DType::Bool, "neg: negation, the `-` operator, on a bool tensor is not supported; "
                     "use the `~` or logical_not() operator instead");
   return unary_op<NegOp>(x);
 }
-TensorImplPtr abs(const TensorImplPtr& x) { return unary_op<AbsOp>(x); }
-TensorImplPtr exp(const TensorImplPtr& x) { return unary_op<ExpOp>(x); }
-TensorImplPtr log(const TensorImplPtr& x) { return unary_op<LogOp>(x); }
-TensorImplPtr sqrt(const TensorImplPtr& x) { return unary_op<SqrtOp>(x); }
-TensorImplPtr rsqrt(const TensorImplPtr& x) { return unary_op<RsqrtOp>(x); }
-TensorImplPtr sin(const TensorImplPtr& x) { return unary_op<SinOp>(x); }
-TensorImplPtr cos(const TensorImplPtr& x) { return unary_op<CosOp>(x); }
-TensorImplPtr tanh(const TensorImplPtr& x) { return unary_op<TanhOp>(x); }
-TensorImplPtr sigmoid(const TensorImplPtr& x) { return unary_op<SigmoidOp>(x); }
-TensorImplPtr relu(const TensorImplPtr& x) { return unary_op<ReluOp>(x); }
+LUCID_REGISTER_UNARY(neg, neg, "-input, elementwise (integers stay integers; bool is refused).")
+LUCID_REGISTER_UNARY(negative, neg, "Alias of neg.")
+
+LUCID_UNARY_SCHEMA(SiluOp, "silu", KeepInput)
 TensorImplPtr silu(const TensorImplPtr& x) { return unary_op<SiluOp>(x); }
-TensorImplPtr log1p(const TensorImplPtr& x) { return unary_op<Log1pOp>(x); }
-TensorImplPtr expm1(const TensorImplPtr& x) { return unary_op<Expm1Op>(x); }
-TensorImplPtr erf(const TensorImplPtr& x) { return unary_op<ErfOp>(x); }
-TensorImplPtr tan(const TensorImplPtr& x) { return unary_op<TanOp>(x); }
-TensorImplPtr asin(const TensorImplPtr& x) { return unary_op<AsinOp>(x); }
-TensorImplPtr acos(const TensorImplPtr& x) { return unary_op<AcosOp>(x); }
-TensorImplPtr atan(const TensorImplPtr& x) { return unary_op<AtanOp>(x); }
-TensorImplPtr sinh(const TensorImplPtr& x) { return unary_op<SinhOp>(x); }
-TensorImplPtr cosh(const TensorImplPtr& x) { return unary_op<CoshOp>(x); }
-TensorImplPtr asinh(const TensorImplPtr& x) { return unary_op<AsinhOp>(x); }
-TensorImplPtr acosh(const TensorImplPtr& x) { return unary_op<AcoshOp>(x); }
-TensorImplPtr atanh(const TensorImplPtr& x) { return unary_op<AtanhOp>(x); }
-TensorImplPtr log2(const TensorImplPtr& x) { return unary_op<Log2Op>(x); }
-TensorImplPtr log10(const TensorImplPtr& x) { return unary_op<Log10Op>(x); }
-TensorImplPtr exp2(const TensorImplPtr& x) { return unary_op<Exp2Op>(x); }
-TensorImplPtr erfc(const TensorImplPtr& x) { return unary_op<ErfcOp>(x); }
-TensorImplPtr floor(const TensorImplPtr& x) { return unary_op<FloorOp>(x); }
-TensorImplPtr ceil(const TensorImplPtr& x) { return unary_op<CeilOp>(x); }
-TensorImplPtr trunc(const TensorImplPtr& x) { return unary_op<TruncOp>(x); }
+
+LUCID_UNARY_SCHEMA(RoundOp, "round", KeepInput)
 TensorImplPtr round(const TensorImplPtr& x, int64_t decimals) {
   LUCID_CHECK(decimals >= -300 && decimals <= 300, "round: decimals must lie in [-300, 300], got ", decimals);
   RoundOp op;
@@ -607,12 +625,18 @@ TensorImplPtr round(const TensorImplPtr& x, int64_t decimals) {
   return unary_op(x, op);
 }
 
+LUCID_UNARY_SCHEMA(GeluOp, "gelu", KeepInput)
+template <>
+const OpSchema& UnaryBackward<GeluTanhOp>::schema_v1 = UnaryBackward<GeluOp>::schema_v1;  // same op
+template <>
+const OpSchema& ElementwiseBackwardBackward<GeluTanhOp>::schema_v1 = UnaryBackward<GeluOp>::schema_v1;
 TensorImplPtr gelu(const TensorImplPtr& x, const std::string& approximate) {
   LUCID_CHECK(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '",
               approximate, "'");
   return approximate == "tanh" ? unary_op<GeluTanhOp>(x) : unary_op<GeluOp>(x);
 }
 
+LUCID_UNARY_SCHEMA(ClampOp, "clamp", KeepInput)
 TensorImplPtr clamp(const TensorImplPtr& x, std::optional<double> lo, std::optional<double> hi) {
   return unary_op(x, clamp_op(lo, hi, "clamp"));
 }
@@ -629,42 +653,37 @@ TensorImplPtr sign(const TensorImplPtr& x) {
   });
 }
 
+namespace {
+// A bool test of each element: pred on floating values; integer and bool elements, never NaN or
+// infinite, all give `integer_result`.
+template <class Pred>
+TensorImplPtr float_test(const char* name, const TensorImplPtr& x, bool integer_result, Pred pred) {
+  return unary_apply<true>(name, x, [integer_result, pred]<class A>() {
+    return [integer_result, pred](A v) {
+      if constexpr (std::is_floating_point_v<A>) return bool(pred(v));
+      else return (void)v, integer_result;
+    };
+  });
+}
+}  // namespace
+
 TensorImplPtr isnan(const TensorImplPtr& x) {
   (void)kIsnanSchema;
-  return unary_apply<true>("isnan", x, []<class A>() {
-    return [](A v) {
-      if constexpr (std::is_floating_point_v<A>) return std::isnan(v);
-      else return (void)v, false;
-    };
-  });
+  return float_test("isnan", x, false, [](auto v) { return std::isnan(v); });
 }
-
 TensorImplPtr isinf(const TensorImplPtr& x) {
   (void)kIsfiniteSchema;
-  return unary_apply<true>("isinf", x, []<class A>() {
-    return [](A v) {
-      if constexpr (std::is_floating_point_v<A>) return std::isinf(v);
-      else return (void)v, false;
-    };
-  });
+  return float_test("isinf", x, false, [](auto v) { return std::isinf(v); });
 }
-
 TensorImplPtr isposinf(const TensorImplPtr& x) {
-  return unary_apply<true>("isposinf", x, []<class A>() {
-    return [](A v) {
-      if constexpr (std::is_floating_point_v<A>) return std::isinf(v) && v > A(0);
-      else return (void)v, false;
-    };
-  });
+  return float_test("isposinf", x, false, [](auto v) { return std::isinf(v) && v > 0; });
 }
-
 TensorImplPtr isneginf(const TensorImplPtr& x) {
-  return unary_apply<true>("isneginf", x, []<class A>() {
-    return [](A v) {
-      if constexpr (std::is_floating_point_v<A>) return std::isinf(v) && v < A(0);
-      else return (void)v, false;
-    };
-  });
+  return float_test("isneginf", x, false, [](auto v) { return std::isinf(v) && v < 0; });
+}
+TensorImplPtr isfinite(const TensorImplPtr& x) {
+  (void)kIsfiniteSchema;
+  return float_test("isfinite", x, true, [](auto v) { return std::isfinite(v); });
 }
 
 TensorImplPtr signbit(const TensorImplPtr& x) {
@@ -678,14 +697,12 @@ TensorImplPtr signbit(const TensorImplPtr& x) {
   });
 }
 
-TensorImplPtr isfinite(const TensorImplPtr& x) {
-  (void)kIsfiniteSchema;
-  return unary_apply<true>("isfinite", x, []<class A>() {
-    return [](A v) {
-      if constexpr (std::is_floating_point_v<A>) return std::isfinite(v);
-      else return (void)v, true;
-    };
-  });
-}
+LUCID_REGISTER_UNARY(sign, sign, "-1, 0 or 1 by the sign of input (0 for NaN); records no gradient.")
+LUCID_REGISTER_UNARY(isnan, isnan, "Bool tensor: True where input is NaN.")
+LUCID_REGISTER_UNARY(isfinite, isfinite, "Bool tensor: True where input is neither inf nor NaN.")
+LUCID_REGISTER_UNARY(isinf, isinf, "Bool tensor: True where input is +inf or -inf.")
+LUCID_REGISTER_UNARY(isposinf, isposinf, "Bool tensor: True where input is +inf.")
+LUCID_REGISTER_UNARY(isneginf, isneginf, "Bool tensor: True where input is -inf.")
+LUCID_REGISTER_UNARY(signbit, signbit, "Bool tensor: True where the sign bit is set (negative numbers and -0.0).")
 
 }  // namespace lucid

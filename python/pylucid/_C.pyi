@@ -450,10 +450,8 @@ class Tensor:
         """
         Arctangent, elementwise (integers promote to float32).
         """
-    def atan2(self, *args, **kwargs):
+    def atan2(self, other: typing.Any) -> Tensor:
         """
-        atan2(input: pylucid._C.Tensor, other: object) -> pylucid._C.Tensor
-        
         The angle of the point (other, input) in radians, in [-pi, pi], elementwise with broadcasting (integers promote to float32).
         """
     def atan2_(self, *args, **kwargs):

@@ -8,26 +8,11 @@
 #include <omp.h>
 
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/ranges.h"
 
 namespace lucid::kernels {
 
 namespace {
-
-// Runs body(lo, hi) over [0, n): one call when small, else one contiguous chunk per thread.
-// Each kernel's inner loop is then a plain loop over local restrict pointers, which vectorizes.
-template <class F>
-inline void parallel_ranges(int64_t n, F body) {
-  if (n < 2 * kParallelGrain) {
-    body(int64_t(0), n);
-    return;
-  }
-#pragma omp parallel
-  {
-    int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    int64_t chunk = (n + nt - 1) / nt, lo = std::min(n, t * chunk), hi = std::min(n, lo + chunk);
-    body(lo, hi);
-  }
-}
 
 // Memory accesses are unconditional so the loops vectorize: options are factors or selects of
 // computed values; the flags that decide whether a tensor is written (momentum, amsgrad), and

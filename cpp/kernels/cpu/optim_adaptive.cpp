@@ -6,25 +6,11 @@
 #include <omp.h>
 
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/ranges.h"
 
 namespace lucid::kernels {
 
 namespace {
-
-// body(lo, hi) over [0, n): one call when small, else one contiguous chunk per thread.
-template <class F>
-inline void ranges(int64_t n, F body) {
-  if (n < 2 * kParallelGrain) {
-    body(int64_t(0), n);
-    return;
-  }
-#pragma omp parallel
-  {
-    int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    int64_t chunk = (n + nt - 1) / nt, lo = std::min(n, t * chunk), hi = std::min(n, lo + chunk);
-    body(lo, hi);
-  }
-}
 
 // PyTorch's lerp(a, b, w): the formula depends on whether the weight is below 0.5.
 template <class A>
@@ -54,7 +40,7 @@ void rmsprop_update(DType dtype, int64_t n, void* param, const void* grad, void*
     const A sign = s.maximize ? A(-1) : A(1), wd = A(s.weight_decay), alpha = A(s.alpha), w = A(1.0 - s.alpha),
             eps = A(s.eps), mom = A(s.momentum), lr = A(s.lr);
     const bool centered = s.centered, use_mom = s.momentum > 0;
-    ranges(n, [=](int64_t lo, int64_t hi) {
+    parallel_ranges(n, [=](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
         A pi = A(p[i]);
         A g = A(g0[i]) * sign;
@@ -87,7 +73,7 @@ void adagrad_update(DType dtype, int64_t n, void* param, const void* grad, void*
     T *p = static_cast<T*>(param), *sm = static_cast<T*>(sum);
     const T* g0 = static_cast<const T*>(grad);
     const A sign = s.maximize ? A(-1) : A(1), wd = A(s.weight_decay), eps = A(s.eps), clr = A(s.clr);
-    ranges(n, [=](int64_t lo, int64_t hi) {
+    parallel_ranges(n, [=](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
         A pi = A(p[i]);
         A g = A(g0[i]) * sign;
@@ -109,7 +95,7 @@ void adadelta_update(DType dtype, int64_t n, void* param, const void* grad, void
     const T* g0 = static_cast<const T*>(grad);
     const A sign = s.maximize ? A(-1) : A(1), wd = A(s.weight_decay), rho = A(s.rho), w = A(1.0 - s.rho),
             eps = A(s.eps), lr = A(s.lr);
-    ranges(n, [=](int64_t lo, int64_t hi) {
+    parallel_ranges(n, [=](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
         A pi = A(p[i]);
         A g = A(g0[i]) * sign;
@@ -134,7 +120,7 @@ void adamax_update(DType dtype, int64_t n, void* param, const void* grad, void* 
     const T* g0 = static_cast<const T*>(grad);
     const A sign = s.maximize ? A(-1) : A(1), wd = A(s.weight_decay), w = A(1.0 - s.beta1), b2 = A(s.beta2),
             eps = A(s.eps), clr = A(s.clr);
-    ranges(n, [=](int64_t lo, int64_t hi) {
+    parallel_ranges(n, [=](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
         A pi = A(p[i]);
         A g = A(g0[i]) * sign;
@@ -159,7 +145,7 @@ void nadam_update(DType dtype, int64_t n, void* param, const void* grad, void* e
             decay = decoupled ? A(1.0 - s.lr * s.weight_decay) : A(1), w = A(1.0 - s.beta1), b2 = A(s.beta2),
             w2 = A(1.0 - s.beta2), bc2 = A(s.bias_correction2), eps = A(s.eps), cg = A(s.coef_grad),
             cm = A(s.coef_avg);
-    ranges(n, [=](int64_t lo, int64_t hi) {
+    parallel_ranges(n, [=](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
         A pi = A(p[i]);
         A g = A(g0[i]) * sign;
@@ -187,7 +173,7 @@ void radam_update(DType dtype, int64_t n, void* param, const void* grad, void* e
             decay = decoupled ? A(1.0 - s.lr * s.weight_decay) : A(1), w = A(1.0 - s.beta1), b2 = A(s.beta2),
             w2 = A(1.0 - s.beta2), bc1 = A(s.bias_correction1), sqrt_bc2 = A(std::sqrt(s.bias_correction2)),
             eps = A(s.eps), lr = A(s.lr), rect = A(s.rect);
-    ranges(n, [=](int64_t lo, int64_t hi) {
+    parallel_ranges(n, [=](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
         A pi = A(p[i]);
         A g = A(g0[i]) * sign;
