@@ -19,6 +19,7 @@ import numpy as _np
 
 from . import _C
 from ._C import Tensor
+from ._index_ext import _dim, _long
 from ._tensor import _tensor_arg
 from ._tensor_str import return_type_repr
 
@@ -35,19 +36,6 @@ _SAME_AS_FUNCTIONAL = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d
                        "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
                        "pixel_unshuffle", "channel_shuffle", "selu", "celu", "threshold", "hardshrink", "bilinear",
                        "cosine_similarity", "pairwise_distance")
-
-
-def _long(a):
-    return _C._from_numpy(_np.ascontiguousarray(_np.asarray(a, dtype=_np.int64)))
-
-
-def _dim(d, n, op):
-    if isinstance(d, bool) or not isinstance(d, int):
-        raise _C.DtypeMismatch(f"{op}: dim must be an int, got {type(d).__name__}")
-    m = max(n, 1)
-    if not -m <= d < m:
-        raise _C.IndexOutOfRange(f"{op}: dim {d} out of range for a tensor with {n} dims")
-    return d % m
 
 
 class _median_t(NamedTuple):
