@@ -75,6 +75,19 @@ struct ExpandBackward final : FuncOp<ExpandBackward, 1> {
 };
 const OpSchema& ExpandBackward::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("expand");
 
+// A strided view's place `rel` in a contiguous tensor of its base's shape, both directions (each
+// the other's adjoint): t written through the view into zeros of `shape`, and the view's region
+// of a base-shaped t as a contiguous tensor.
+TensorImplPtr embed_region(const TensorImplPtr& t, const Shape& shape, const Geom& rel) {
+  auto z = full(shape, 0.0, t->dtype);
+  copy_into(make_view(z, rel.shape, rel.strides, rel.offset), t);
+  return z;
+}
+TensorImplPtr take_region(const TensorImplPtr& t, const Geom& rel) {
+  auto c = contiguous_raw(t);
+  return contiguous_raw(make_view(c, rel.shape, rel.strides, c->offset + rel.offset));
+}
+
 // Strided sub-views: zeros of the input's shape with the grad written through the view.
 template <SliceKind K>
 struct SliceBackward final : FuncOp<SliceBackward<K>, 1> {
@@ -87,26 +100,15 @@ struct SliceBackward final : FuncOp<SliceBackward<K>, 1> {
                                   "DiagonalBackward", "AsStridedBackward"};
     return names[int(K)];
   }
-  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
-    auto z = full(in_shape_, 0.0, g->dtype);
-    copy_into(make_view(z, rel_.shape, rel_.strides, rel_.offset), g);
-    return {z};
-  }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) { return {embed_region(g, in_shape_, rel_)}; }
   // Linear in g; the adjoint takes the same view of the input-shaped gradient.
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
     const Geom rel = rel_;
     const Shape in_shape = in_shape_;
     return {linear_map(
         std::string(name()) + "Backward", g,
-        [rel, in_shape](const TensorImplPtr& t) {
-          auto z = full(in_shape, 0.0, t->dtype);
-          copy_into(make_view(z, rel.shape, rel.strides, rel.offset), t);
-          return z;
-        },
-        [rel](const TensorImplPtr& u) {
-          auto c = contiguous_raw(u);
-          return contiguous_raw(make_view(c, rel.shape, rel.strides, c->offset + rel.offset));
-        })};
+        [rel, in_shape](const TensorImplPtr& t) { return embed_region(t, in_shape, rel); },
+        [rel](const TensorImplPtr& u) { return take_region(u, rel); })};
   }
 };
 template <> const OpSchema& SliceBackward<SliceKind::Narrow>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("narrow");
@@ -239,7 +241,7 @@ struct CopySlices final : FuncOp<CopySlices, 2> {
   const char* name() const override { return "CopySlices"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
     TensorImplPtr gb, gr;
-    if (needs_input_grad(1)) gr = region_of(g, rel_);
+    if (needs_input_grad(1)) gr = take_region(g, rel_);
     if (needs_input_grad(0)) gb = zero_region(g, rel_);
     return {gb, gr};
   }
@@ -255,20 +257,9 @@ struct CopySlices final : FuncOp<CopySlices, 2> {
     }
     if (needs_input_grad(1))
       gr = linear_map(
-          "CopySlicesBackward", g, [rel](const TensorImplPtr& t) { return region_of(t, rel); },
-          [rel, base_shape](const TensorImplPtr& u) {
-            auto z = full(base_shape, 0.0, u->dtype);
-            copy_into(make_view(z, rel.shape, rel.strides, rel.offset), u);
-            return z;
-          });
+          "CopySlicesBackward", g, [rel](const TensorImplPtr& t) { return take_region(t, rel); },
+          [rel, base_shape](const TensorImplPtr& u) { return embed_region(u, base_shape, rel); });
     return {gb, gr};
-  }
-  // A contiguous copy of the region `rel` of g (g has the base's shape).
-  static TensorImplPtr region_of(const TensorImplPtr& g, const Geom& rel) {
-    auto c = contiguous_raw(g);
-    auto out = empty(rel.shape, g->dtype);
-    copy_into(out, make_view(c, rel.shape, rel.strides, c->offset + rel.offset));
-    return out;
   }
   // A contiguous copy of g with the region `rel` set to zero.
   static TensorImplPtr zero_region(const TensorImplPtr& g, const Geom& rel) {
