@@ -2,10 +2,7 @@
 from __future__ import annotations
 import collections.abc
 import numpy
-import pylucid._index_ext
-import pylucid._math
 import pylucid._math_ext
-import pylucid._math_misc
 import pylucid.linalg
 import builtins
 import typing
@@ -262,7 +259,7 @@ class Tensor:
         """
         In-place abs: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def absolute(self, *args, _fn = pylucid._math_misc.absolute, **kwargs):
+    def absolute(self, *args, **kwargs):
         """
         Alias of ``abs``.
         """
@@ -706,12 +703,12 @@ class Tensor:
             [[1, 0], [0, 2]]
             
         """
-    def diag_embed(self, *args, _fn = pylucid._math_misc.diag_embed, **kwargs):
+    def diag_embed(self, *args, **kwargs):
         """
         A tensor whose diagonals (``offset``, in the plane of ``dim1``/``dim2``) hold the last dim of
             ``input``; differentiable.
         """
-    def diagflat(self, *args, _fn = pylucid._math_misc.diagflat, **kwargs):
+    def diagflat(self, *args, **kwargs):
         """
         A 2-d tensor with the flattened input on its ``offset`` diagonal.
         """
@@ -736,11 +733,11 @@ class Tensor:
         """
         The number of dims (0 for a scalar tensor); same as the ndim property.
         """
-    def dist(self, *args, _fn = pylucid._math_misc.dist, **kwargs):
+    def dist(self, *args, **kwargs):
         """
         The ``p``-norm of ``input - other``.
         """
-    def div(self, *args, _fn = pylucid._math.div, **kwargs):
+    def div(self, *args, **kwargs):
         """
         ``input / other`` with broadcasting: true division when ``rounding_mode`` is None,
             ``"trunc"`` rounds the quotient toward zero and ``"floor"`` toward minus infinity (integer
@@ -750,7 +747,7 @@ class Tensor:
         """
         In-place div: ``self / other`` written into self (``rounding_mode`` as in :func:`div`).
         """
-    def divide(self, *args, _fn = pylucid._math.div, **kwargs):
+    def divide(self, *args, **kwargs):
         """
         ``input / other`` with broadcasting: true division when ``rounding_mode`` is None,
             ``"trunc"`` rounds the quotient toward zero and ``"floor"`` toward minus infinity (integer
@@ -800,7 +797,7 @@ class Tensor:
         """
         In-place erfc: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def erfinv(self, *args, _fn = pylucid._index_ext.erfinv, **kwargs):
+    def erfinv(self, *args, **kwargs):
         """
         The inverse error function, elementwise (``erf(erfinv(y)) == y`` on ``(-1, 1)``, +-inf at
             +-1, NaN outside); differentiable (``sqrt(pi)/2 * exp(erfinv(y)**2)``, to every order).
@@ -902,11 +899,11 @@ class Tensor:
         """
         In-place floor_divide: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def fmax(self, *args, _fn = pylucid._math_misc.fmax, **kwargs):
+    def fmax(self, *args, **kwargs):
         """
         The elementwise maximum, ignoring a NaN when the other value is not NaN.
         """
-    def fmin(self, *args, _fn = pylucid._math_misc.fmin, **kwargs):
+    def fmin(self, *args, **kwargs):
         """
         The elementwise minimum, ignoring a NaN when the other value is not NaN.
         """
@@ -984,7 +981,7 @@ class Tensor:
         """
         This tensor converted to pylucid.float16 (self when it already is).
         """
-    def heaviside(self, *args, _fn = pylucid._math_misc.heaviside, **kwargs):
+    def heaviside(self, *args, **kwargs):
         """
         The Heaviside step: 0 below zero, 1 above, ``values`` at zero.
         """
@@ -1014,7 +1011,7 @@ class Tensor:
         """
         The modified Bessel function of the first kind of order 0; its gradient is ``i1``.
         """
-    def index_add(self, *args, _fn = pylucid._index_ext.index_add, **kwargs):
+    def index_add(self, *args, **kwargs):
         """
         ``input`` with ``alpha * source[..., j, ...]`` added to slice ``index[j]`` along ``dim``
             (repeated indices add up); differentiable in input and source.
@@ -1023,7 +1020,7 @@ class Tensor:
         """
         In-place index_add: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def index_copy(self, *args, _fn = pylucid._index_ext.index_copy, **kwargs):
+    def index_copy(self, *args, **kwargs):
         """
         ``input`` with slice ``index[j]`` along ``dim`` replaced by ``source``'s slice ``j``;
             differentiable in input and source (with repeated indices the last copy wins).
@@ -1032,7 +1029,7 @@ class Tensor:
         """
         In-place index_copy: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def index_fill(self, *args, _fn = pylucid._index_ext.index_fill, **kwargs):
+    def index_fill(self, *args, **kwargs):
         """
         ``input`` with the slices ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor);
             differentiable in input (and in a 0-d tensor value).
@@ -1041,7 +1038,7 @@ class Tensor:
         """
         In-place index_fill: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def index_put(self, *args, _fn = pylucid._index_ext.index_put, **kwargs):
+    def index_put(self, *args, **kwargs):
         """
         ``input`` with ``values`` written at ``input[indices]`` (a tuple of index tensors), or added
             there with ``accumulate`` (repeated positions add up); differentiable in input and values.
@@ -1109,7 +1106,7 @@ class Tensor:
         """
         The Kronecker product: out[i*p + k, j*q + l] = input[i, j] * other[k, l] (any number of dims).
         """
-    def kthvalue(self, *args, _fn = pylucid._index_ext.kthvalue, **kwargs):
+    def kthvalue(self, *args, **kwargs):
         """
         The ``k``-th smallest element along ``dim`` and its index, a named tuple
             ``(values, indices)``; differentiable in values.
@@ -1338,7 +1335,7 @@ class Tensor:
         """
         A view with the dims in `source` moved to the positions in `destination`; the others keep their order.
         """
-    def msort(self, *args, _fn = pylucid._math_misc.msort, **kwargs):
+    def msort(self, *args, **kwargs):
         """
         ``input`` sorted along dim 0 (values only).
         """
@@ -1375,7 +1372,7 @@ class Tensor:
         """
         In-place nan_to_num: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def nanmean(self, *args, _fn = pylucid._math_misc.nanmean, **kwargs):
+    def nanmean(self, *args, **kwargs):
         """
         The mean of the non-NaN elements.
         """
@@ -1387,7 +1384,7 @@ class Tensor:
         """
         :func:`quantile` ignoring NaN (NaN only where every reduced value is).
         """
-    def nansum(self, *args, _fn = pylucid._math_misc.nansum, **kwargs):
+    def nansum(self, *args, **kwargs):
         """
         The sum treating NaNs as zero.
         """
@@ -1526,7 +1523,7 @@ class Tensor:
         """
         Fills self in place with integers: uniform in [from, to), in [0, to) given one bound, or over [0, 2**mantissa] (floats) / [0, 2**63) (int64) given none; returns self.
         """
-    def ravel(self, *args, _fn = pylucid._math_misc.ravel, **kwargs):
+    def ravel(self, *args, **kwargs):
         """
         The elements of ``input`` as a 1-d tensor.
         """
@@ -1638,7 +1635,7 @@ class Tensor:
         """
         In-place rsqrt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def scatter(self, *args, _fn = pylucid._index_ext.scatter, **kwargs):
+    def scatter(self, *args, **kwargs):
         """
         ``input`` with ``src[i][j]`` (or ``value``) written at ``index[i][j]`` along ``dim`` (for
             dim 1); with repeated positions the last write wins, as PyTorch's CPU loop. ``reduce="add"``
@@ -1656,7 +1653,7 @@ class Tensor:
         """
         In-place scatter_add: adds src (self's dtype) at the positions the int64 index names along dim (repeated positions add up) and returns self; not recorded by autograd (refused on a tensor that requires grad while grad mode is on).
         """
-    def scatter_reduce(self, *args, _fn = pylucid._index_ext.scatter_reduce, **kwargs):
+    def scatter_reduce(self, *args, **kwargs):
         """
         ``input`` with the elements of ``src`` combined into the positions ``index`` names along
             ``dim`` by ``reduce`` (``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``), ``input``'s
@@ -1822,11 +1819,11 @@ class Tensor:
         """
         The transpose of a tensor with <= 2 dims (0-d and 1-d tensors come back unchanged).
         """
-    def take(self, *args, _fn = pylucid._index_ext.take, **kwargs):
+    def take(self, *args, **kwargs):
         """
         The elements of ``input`` (as if flattened) at ``index``, in index's shape; differentiable.
         """
-    def take_along_dim(self, *args, _fn = pylucid._math_misc.take_along_dim, **kwargs):
+    def take_along_dim(self, *args, **kwargs):
         """
         Values of ``input`` at ``indices`` along ``dim`` (input and indices broadcast in the other
             dims), or from the flattened input when ``dim`` is None; differentiable.
@@ -1847,7 +1844,7 @@ class Tensor:
         """
         In-place tanh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def tensor_split(self, *args, _fn = pylucid._math_misc.tensor_split, **kwargs):
+    def tensor_split(self, *args, **kwargs):
         """
         Views of ``input`` split along ``dim``: into ``n`` nearly equal parts (the first ones one
             longer), or at the given indices.
@@ -1906,7 +1903,7 @@ class Tensor:
         """
         In-place triu: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def true_divide(self, *args, _fn = pylucid._math.true_divide, **kwargs):
+    def true_divide(self, *args, **kwargs):
         """
         ``input / other`` (true division); alias of :func:`div` without a rounding mode.
         """
@@ -1943,7 +1940,7 @@ class Tensor:
         """
         Fills self (floating) in place with samples uniform in [from, to) and returns self; not recorded by autograd. Draws from generator (default: the one pylucid.manual_seed seeds) as PyTorch does.
         """
-    def unique(self, *args, _fn = pylucid._math_ext.unique, **kwargs):
+    def unique(self, *args, **kwargs):
         """
         The sorted distinct values of ``input`` (flattened), or with ``dim`` the distinct slices
             along that dim; with ``return_inverse`` each element's (slice's) index into them and with

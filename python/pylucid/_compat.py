@@ -545,11 +545,13 @@ _METHOD_DOCS = {
 }
 
 
-def _method(fn, name=None):
+def _method(fn, name=None, doc=None):
+    """``fn`` as a Tensor method named ``name`` (``x.name(...)`` is ``fn(x, ...)``); its docstring is
+    ``doc``, else the method's entry in _METHOD_DOCS, else fn's."""
     def method(self, *args, **kwargs):
         return fn(self, *args, **kwargs)
     method.__name__ = method.__qualname__ = name or fn.__name__
-    method.__doc__ = _METHOD_DOCS.get(method.__name__, fn.__doc__)
+    method.__doc__ = doc if doc is not None else _METHOD_DOCS.get(method.__name__, fn.__doc__)
     return method
 
 

@@ -448,7 +448,7 @@ def _fill_diagonal_(self, fill_value, wrap=False):
     return self.masked_fill_(_C._from_numpy(mask.reshape(shape)), fill_value)
 
 
-from ._compat import typed_errors, wrap_public  # noqa: E402
+from ._compat import _method, typed_errors, wrap_public  # noqa: E402
 
 wrap_public(globals(), __all__)
 
@@ -460,12 +460,7 @@ def _attach():
     for name in ["index_add", "index_copy", "index_fill", "index_put", "scatter", "scatter_reduce", "take",
                  "kthvalue", "erfinv", "div", "divide", "true_divide", "unique"]:
         fn = fns.get(name) or globals()[name]
-
-        def method(self, *args, _fn=fn, **kwargs):
-            return _fn(self, *args, **kwargs)
-        method.__name__ = method.__qualname__ = name
-        method.__doc__ = fn.__doc__
-        setattr(Tensor, name, method)
+        setattr(Tensor, name, _method(fn, name, fn.__doc__))
     setattr(Tensor, "fill_diagonal_", typed_errors(_fill_diagonal_))  # noqa: B010
     c_div_ = Tensor.div_
     from ._compat import _inplace  # noqa: PLC0415  (_compat is loaded before this module)

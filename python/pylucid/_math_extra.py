@@ -21,6 +21,7 @@ import warnings as _warnings
 import numpy as _np
 
 from . import _C
+from ._compat import _method
 from ._device import _check_device
 from ._math_more import _tensor_arg, lerp, logaddexp, meshgrid
 from ._tensor import _factory_dtype, _finish, from_numpy, full_like, tensor, zeros
@@ -535,20 +536,11 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
     return _finish(tensor(start + step * _np.arange(n, dtype=_np.float64), dtype=dt), requires_grad)
 
 
-def _method(fn, name):
-    """``fn`` as a Tensor method (``x.fn(...)`` is ``fn(x, ...)``)."""
-    def method(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = fn.__doc__
-    return method
-
-
 def _attach():
     for name in ["diff", "cummax", "cummin", "logcumsumexp", "median", "nanmedian", "mode", "quantile",
                  "nanquantile", "count_nonzero", "aminmax", "argwhere", "histogram", "rot90"]:
         if name not in vars(_C.Tensor):
-            setattr(_C.Tensor, name, _method(globals()[name], name))
+            setattr(_C.Tensor, name, _method(globals()[name], name, globals()[name].__doc__))
 
 
 _attach()

@@ -11,7 +11,8 @@
 import builtins as _builtins
 
 from . import _C
-from ._math_extra import _method, _tensors
+from ._compat import _method
+from ._math_extra import _tensors
 from ._math_more import _float_of, _tensor_arg, tensordot
 from ._tensor import eye, zeros_like
 
@@ -165,7 +166,7 @@ def matrix_power(input, n):
 def _attach():
     for name in ["cov", "corrcoef", "mv", "vdot", "inner", "addmv", "addr", "addbmm", "matrix_power"]:
         if name not in vars(_C.Tensor):
-            setattr(_C.Tensor, name, _method(globals()[name], name))
+            setattr(_C.Tensor, name, _method(globals()[name], name, globals()[name].__doc__))
 
 
 _attach()

@@ -279,7 +279,7 @@ def _sum_to_size(self, *size):
     return g
 
 
-from ._compat import typed_errors, wrap_public  # noqa: E402
+from ._compat import _method, typed_errors, wrap_public  # noqa: E402
 
 
 wrap_public(globals(), __all__)
@@ -291,12 +291,7 @@ def _attach():
         if name in vars(Tensor):
             continue
         fn = globals()[name]
-
-        def method(self, *args, _fn=fn, **kwargs):
-            return _fn(self, *args, **kwargs)
-        method.__name__ = method.__qualname__ = name
-        method.__doc__ = fn.__doc__
-        setattr(Tensor, name, method)
+        setattr(Tensor, name, _method(fn, name, fn.__doc__))
     setattr(Tensor, "unfold", typed_errors(_unfold))  # noqa: B010
     setattr(Tensor, "sum_to_size", typed_errors(_sum_to_size))  # noqa: B010
     setattr(Tensor, "is_cpu", property(lambda self: True, doc="True: pylucid tensors live on the CPU."))  # noqa: B010

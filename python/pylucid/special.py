@@ -18,13 +18,14 @@ import numpy as _np
 
 from . import _C
 from . import _compat
-from ._math_extra import _method
+from ._compat import _method
+from ._index_ext import erfinv
 from ._math_more import _as_tensor, _float_of, _tensor_arg, logit
 from ._tensor import arange, from_numpy, full_like, ones_like, zeros_like
 from .autograd.function import Function as _Function
 
 __all__ = ["lgamma", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "i0", "i1", "i0e", "i1e", "sinc", "entr",
-           "xlogy", "xlog1py", "float_power", "positive", "expit", "logit", "erf", "erfc", "ndtr", "exp2",
+           "xlogy", "xlog1py", "float_power", "positive", "expit", "logit", "erf", "erfc", "erfinv", "ndtr", "exp2",
            "expm1", "log1p", "round", "softmax", "log_softmax", "logsumexp"]
 
 
@@ -374,14 +375,6 @@ def logsumexp(input, dim, keepdim=False):
     return _C.logsumexp(input, dim, keepdim)
 
 
-def __getattr__(name):
-    # erfinv lives at the top level; special offers it whenever the package has it.
-    import pylucid  # noqa: PLC0415
-    if name == "erfinv" and "erfinv" in vars(pylucid):
-        return vars(pylucid)["erfinv"]
-    raise AttributeError(f"module 'pylucid.special' has no attribute {name!r}")
-
-
 
 def _polygamma_method(self, n):
     """``polygamma(n, self)``: the ``n``-th derivative of :func:`digamma`."""
@@ -391,7 +384,7 @@ def _polygamma_method(self, n):
 def _attach():
     for name in ["lgamma", "digamma", "i0", "sinc", "xlogy", "float_power", "positive"]:
         if name not in vars(_C.Tensor):
-            setattr(_C.Tensor, name, _method(globals()[name], name))
+            setattr(_C.Tensor, name, _method(globals()[name], name, globals()[name].__doc__))
     if "polygamma" not in vars(_C.Tensor):
         _polygamma_method.__name__ = _polygamma_method.__qualname__ = "polygamma"
         setattr(_C.Tensor, "polygamma", _polygamma_method)
