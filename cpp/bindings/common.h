@@ -85,21 +85,31 @@ inline std::string type_name(py::handle h) { return py::str(py::type::of(h).attr
 // with o = to_operand(a, b), the GIL released for large work. For any other b the operators
 // (`name` null) return NotImplemented, so Python can try the other side; functions and named
 // methods raise DtypeMismatch "<name>: expected a Tensor or a number<what>, got <type>".
+// The result as a tensor; null only for an operator's (`name` null) foreign operand.
 template <class F>
-py::object binary_operand(const TensorImplPtr& a, py::handle b, F&& f, bool reflected = false,
-                          const char* name = nullptr, const char* what = "") {
+TensorImplPtr apply_operand(const TensorImplPtr& a, py::handle b, F&& f, bool reflected, const char* name,
+                            const char* what) {
   auto o = to_operand(a, b);
   if (!o) {
     LUCID_CHECK_DTYPE(!name, name, ": expected a Tensor or a number", what, ", got ", type_name(b));
-    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    return nullptr;
   }
-  return py::cast(maybe_nogil(std::max(a->numel(), o->numel()), [&] { return reflected ? f(o, a) : f(a, o); }));
+  return maybe_nogil(std::max(a->numel(), o->numel()), [&] { return reflected ? f(o, a) : f(a, o); });
+}
+
+template <class F>
+py::object binary_operand(const TensorImplPtr& a, py::handle b, F&& f, bool reflected = false,
+                          const char* name = nullptr, const char* what = "") {
+  auto r = apply_operand(a, b, std::forward<F>(f), reflected, name, what);
+  if (!r) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  return py::cast(r);
 }
 
 // The module functions pylucid.add(input, other) etc.: like the operators, but an operand that is
-// neither a Tensor nor a number raises instead of returning NotImplemented.
+// neither a Tensor nor a number raises instead of returning NotImplemented. Returns the tensor
+// itself (no round trip through a Python object: this is the per-call fast path).
 inline TensorImplPtr function_op(const TensorImplPtr& a, py::handle b, BinaryFn f, const char* name) {
-  return binary_operand(a, b, f, false, name, " for other").cast<TensorImplPtr>();
+  return apply_operand(a, b, f, false, name, " for other");
 }
 
 // Binds one function as both pylucid.<name>(input, ...) and the method Tensor.<name>(...), with one
