@@ -55,6 +55,8 @@ Shape shape_args(const py::args& args, const char* op);
 // Ints from an int, tuple/list of ints, or None (-> empty).
 std::vector<int64_t> dims_arg(py::handle h, const char* op);
 DType dtype_arg(py::handle h, DType fallback);
+// A Python int (not a bool) as int64; else DtypeMismatch "<op>: <what> must be an int, got <type>".
+int64_t int_arg(py::handle h, const char* op, const char* what);
 
 // Runs `f` with the GIL released when `work` (elements touched) is large enough to repay the
 // switch (~0.1 us), so other Python threads run while a kernel does.

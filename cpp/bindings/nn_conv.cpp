@@ -34,12 +34,6 @@ std::array<int64_t, 2> pair_arg(py::handle h, int dims, int64_t fill, const char
   return {dims == 1 ? fill : v, v};
 }
 
-int64_t int_arg(py::handle h, const char* what, const char* op) {
-  if (PyBool_Check(h.ptr()) || !PyLong_Check(h.ptr()))
-    throw DtypeMismatch(str(op, ": ", what, " must be an int, got ", type_name(h)));
-  return h.cast<int64_t>();
-}
-
 int dims_of(int dims, const char* op) {
   LUCID_CHECK(dims == 1 || dims == 2, op, ": dims must be 1 or 2, got ", dims);
   return dims;
@@ -57,7 +51,7 @@ LUCID_BINDING(nn_conv, 22) {
         s.dims = dims_of(dims, name);
         s.stride = pair_arg(stride, dims, 1, "stride", name);
         s.dilation = pair_arg(dilation, dims, 1, "dilation", name);
-        s.groups = int_arg(groups, "groups", name);
+        s.groups = int_arg(groups, name, "groups");
         if (py::isinstance<py::str>(padding)) {
           std::string mode = padding.cast<std::string>();
           LUCID_CHECK(mode == "same" || mode == "valid", name, ": invalid padding string '", mode,
@@ -92,7 +86,7 @@ LUCID_BINDING(nn_conv, 22) {
         s.stride = pair_arg(stride, dims, 1, "stride", name);
         s.dilation = pair_arg(dilation, dims, 1, "dilation", name);
         s.output_padding = pair_arg(output_padding, dims, 0, "output_padding", name);
-        s.groups = int_arg(groups, "groups", name);
+        s.groups = int_arg(groups, name, "groups");
         s.pad_lo = s.pad_hi = pair_arg(padding, dims, 0, "padding", name);
         return maybe_nogil(x->numel() + weight->numel(), [&] { return convolution(x, weight, opt(bias), s, name); });
       },
@@ -123,7 +117,7 @@ LUCID_BINDING(nn_conv, 22) {
         s.ceil_mode = ceil_mode;
         s.count_include_pad = count_include_pad;
         if (!divisor_override.is_none()) {
-          s.divisor_override = int_arg(divisor_override, "divisor_override", name);
+          s.divisor_override = int_arg(divisor_override, name, "divisor_override");
           LUCID_CHECK(s.divisor_override != 0, name, ": divisor must be not zero");
         }
         auto r = maybe_nogil(x->numel(), [&] { return pool(x, s, name); });
@@ -143,7 +137,7 @@ LUCID_BINDING(nn_conv, 22) {
         // An int, or a tuple of ints where None keeps that dim's input size (-1).
         auto one = [&](py::handle v) -> int64_t {
           if (v.is_none()) return -1;
-          const int64_t n = int_arg(v, "output_size", name);
+          const int64_t n = int_arg(v, name, "output_size");
           LUCID_CHECK(n >= 0, name, ": output_size must be non-negative, got ", n);
           return n;
         };

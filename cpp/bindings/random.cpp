@@ -24,12 +24,6 @@ double num_arg(py::handle h, const char* op, const char* what) {
   return h.cast<double>();
 }
 
-int64_t int_arg(py::handle h, const char* op, const char* what) {
-  LUCID_CHECK_DTYPE(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()), op, ": ", what, " must be an int, got ",
-                    type_name(h));
-  return h.cast<int64_t>();
-}
-
 // Python ints in [-2^63, 2^64) as PyTorch takes seeds; negatives wrap.
 uint64_t seed_arg(py::handle h) {
   LUCID_CHECK_DTYPE(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()), "manual_seed: seed must be an int, got ",

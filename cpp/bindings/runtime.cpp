@@ -6,16 +6,6 @@
 
 namespace lucid::bindings {
 
-namespace {
-
-int64_t int_arg(py::handle h, const char* op, const char* what) {
-  LUCID_CHECK_DTYPE(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()), op, ": ", what, " must be an int, got ",
-                    type_name(h));
-  return h.cast<int64_t>();
-}
-
-}  // namespace
-
 LUCID_BINDING(runtime, 40) {
   // The pool starts at the cores this process may use (OMP_NUM_THREADS wins), not OpenMP's
   // count of online CPUs, which ignores a cgroup quota.

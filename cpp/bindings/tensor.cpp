@@ -54,6 +54,12 @@ std::vector<int64_t> dims_arg(py::handle h, const char* op) {
   return shape_arg(h, op);
 }
 
+int64_t int_arg(py::handle h, const char* op, const char* what) {
+  LUCID_CHECK_DTYPE(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()), op, ": ", what, " must be an int, got ",
+                    type_name(h));
+  return h.cast<int64_t>();
+}
+
 DType dtype_arg(py::handle h, DType fallback) { return h.is_none() ? fallback : h.cast<DType>(); }
 
 namespace {

@@ -3,8 +3,10 @@
 #include "autograd/engine.h"
 #include "core/autocast.h"
 #include "kernels/cpu/norm.h"
+#include "kernels/cpu/half_map.h"
 #include "kernels/cpu/norm_double.h"
 #include "ops/binary.h"
+#include "ops/norm_node.h"
 #include "ops/rms_norm.h"
 
 namespace lucid {
@@ -166,18 +168,15 @@ std::vector<TensorImplPtr> GroupRMSNormBackwardBackward::apply(const TensorImplP
   const bool need_dg = needs_input_grad(0), need_dx = needs_input_grad(1);
   const bool need_dgamma = gamma && u && needs_input_grad(2);
   if ((!need_dg && !need_dx && !need_dgamma) || (!u && !v)) return {nullptr, nullptr, nullptr};
-  const DType cd = compute_dtype_, ad = acc_dtype(cd);
+  const DoubleBackwardDtypes dt(compute_dtype_);
+  const DType cd = dt.kd, ad = acc_dtype(cd);
   const int64_t B = int64_t(B_), C = int64_t(C_), S = int64_t(S_), G = int64_t(G_);
-  auto xc = contiguous_raw(cast_raw(x, cd));
-  auto gc = gamma ? contiguous_raw(cast_raw(gamma, cd)) : nullptr;
-  auto go = contiguous_raw(cast_raw(g, cd));
-  auto uc = u ? contiguous_raw(cast_raw(u, cd)) : nullptr;
-  auto vc = v ? contiguous_raw(cast_raw(v, cd)) : nullptr;
+  auto xc = dt.in(x), gc = dt.in(gamma), go = dt.in(g), uc = dt.in(u), vc = dt.in(v);
   auto d_g = need_dg ? empty(x->shape, cd) : nullptr;
   auto d_x = need_dx ? empty(x->shape, cd) : nullptr;
   auto d_gamma = need_dgamma ? empty({G}, ad) : nullptr;
   auto scratch = empty({kernels::norm_chunks(B, C * S) * 4 * G}, ad);
-  LUCID_DISPATCH_FLOAT(cd, "group_rms_norm_double_backward", [&] {
+  LUCID_DISPATCH_FLOAT_NO_HALF(cd, "group_rms_norm_double_backward", [&] {
     using T = scalar_t;
     using A = acc_t<T>;
     kernels::group_rms_norm_double_backward<T>(
@@ -186,8 +185,7 @@ std::vector<TensorImplPtr> GroupRMSNormBackwardBackward::apply(const TensorImplP
         d_g ? d_g->data<T>() : nullptr, d_x ? d_x->data<T>() : nullptr, d_gamma ? d_gamma->data<A>() : nullptr,
         scratch->data<A>(), B, C, S, G);
   });
-  return {d_g ? cast_raw(d_g, g->dtype) : nullptr, d_x ? cast_raw(d_x, x->dtype) : nullptr,
-          d_gamma ? cast_raw(d_gamma, gamma->dtype) : nullptr};
+  return {dt.out(d_g, g->dtype), dt.out(d_x, x->dtype), d_gamma ? cast_raw(d_gamma, gamma->dtype) : nullptr};
 }
 
 }  // namespace lucid

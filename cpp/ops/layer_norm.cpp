@@ -3,6 +3,7 @@
 #include "autograd/engine.h"
 #include "core/autocast.h"
 #include "kernels/cpu/norm.h"
+#include "kernels/cpu/half_map.h"
 #include "kernels/cpu/norm_double.h"
 #include "ops/binary.h"
 #include "ops/op_utils.h"
@@ -128,19 +129,16 @@ std::vector<TensorImplPtr> LayerNormBackwardBackward::apply(const TensorImplPtr&
   const bool need_dx = needs_input_grad(1) && (u || v);
   const bool need_dw = w && u && needs_input_grad(2);
   if (!need_dg && !need_dx && !need_dw) return {nullptr, nullptr, nullptr};
-  const DType cd = compute_dtype_, ad = acc_dtype(cd);
+  const DoubleBackwardDtypes dt(compute_dtype_);
+  const DType cd = dt.kd, ad = acc_dtype(cd);
   const int64_t outer = int64_t(outer_), N = int64_t(N_);
-  auto xc = contiguous_raw(cast_raw(x, cd));
-  auto wc = w ? contiguous_raw(cast_raw(w, cd)) : nullptr;
-  auto go = contiguous_raw(cast_raw(g, cd));
-  auto cvt = [&](const TensorImplPtr& t) { return t ? contiguous_raw(cast_raw(t, cd)) : nullptr; };
-  auto uc = cvt(u), vc = cvt(v), zc = cvt(z);
+  auto xc = dt.in(x), wc = dt.in(w), go = dt.in(g), uc = dt.in(u), vc = dt.in(v), zc = dt.in(z);
   auto d_g = need_dg ? empty(x->shape, cd) : nullptr;
   auto d_x = need_dx ? empty(x->shape, cd) : nullptr;
   auto d_w = need_dw ? empty(w->shape, ad) : nullptr;
   const int64_t P = kernels::norm_chunks(outer, N);
   auto scratch = need_dw && P > 1 ? empty({P * N}, ad) : nullptr;
-  LUCID_DISPATCH_FLOAT(cd, "layer_norm_double_backward", [&] {
+  LUCID_DISPATCH_FLOAT_NO_HALF(cd, "layer_norm_double_backward", [&] {
     using T = scalar_t;
     using A = acc_t<T>;
     auto p = [](const TensorImplPtr& t) { return t ? t->data<T>() : nullptr; };
@@ -149,8 +147,7 @@ std::vector<TensorImplPtr> LayerNormBackwardBackward::apply(const TensorImplPtr&
                                            d_w ? d_w->data<A>() : nullptr, scratch ? scratch->data<A>() : nullptr,
                                            outer, N);
   });
-  return {d_g ? cast_raw(d_g, g->dtype) : nullptr, d_x ? cast_raw(d_x, x->dtype) : nullptr,
-          d_w ? cast_raw(d_w, w->dtype) : nullptr};
+  return {dt.out(d_g, g->dtype), dt.out(d_x, x->dtype), d_w ? cast_raw(d_w, w->dtype) : nullptr};
 }
 
 }  // namespace lucid

@@ -9,6 +9,24 @@
 
 namespace lucid {
 
+// The norms' fused double backward kernels (kernels/cpu/norm_double.h) exist for float32 and
+// float64 only. A float16/bfloat16 compute dtype runs the float32 kernel: operands are rounded to
+// the compute dtype first, then widened (exactly), and results are rounded back to it, which gives
+// the values a half-typed kernel computing in float32 would.
+struct DoubleBackwardDtypes {
+  DType cd, kd;  // compute dtype, kernel dtype
+  explicit DoubleBackwardDtypes(DType compute)
+      : cd(compute), kd(compute == DType::Float16 || compute == DType::BFloat16 ? DType::Float32 : compute) {}
+  // A contiguous kernel operand (null stays null).
+  TensorImplPtr in(const TensorImplPtr& t) const {
+    return t ? contiguous_raw(cast_raw(cast_raw(t, cd), kd)) : nullptr;
+  }
+  // A kernel result in dtype `out` (null stays null).
+  TensorImplPtr out(const TensorImplPtr& t, DType out) const {
+    return t ? cast_raw(cast_raw(t, cd), out) : nullptr;
+  }
+};
+
 template <class Derived>
 struct MeanVarNormBackward : FuncOp<Derived, 3> {
   TensorImplPtr saved_mean_, saved_rstd_;

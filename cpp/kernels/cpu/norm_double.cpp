@@ -263,8 +263,6 @@ void layer_norm_double_backward(const T* x, const T* w, const T* g, const acc_t<
   template void layer_norm_double_backward<T>(const T*, const T*, const T*, const acc_t<T>*, const acc_t<T>*,     \
                                               const T*, const T*, const T*, T*, T*, acc_t<T>*, acc_t<T>*, int64_t, \
                                               int64_t);
-LUCID_NORM_DOUBLE_INSTANTIATE(Half)
-LUCID_NORM_DOUBLE_INSTANTIATE(BFloat16)
 LUCID_NORM_DOUBLE_INSTANTIATE(float)
 LUCID_NORM_DOUBLE_INSTANTIATE(double)
 

@@ -13,6 +13,7 @@
 //   e_i = v_i g_i - r/N (gy_i sum(u xh) + u_i sum(gy xh))
 //   d_x_i = r (e_i - mean(e) - xh_i mean(e xh)) - r^2/N xh_i (sum(u gy) - mean(gy) sum(u) - sum(gy xh) sum(u xh)/N)
 // The formulas are derived on docs/rms_norm_backward.rst. d_g, d_x, d_gamma may be null.
+// Instantiated for float and double (float16/bfloat16 run the float kernel, ops/norm_node.h).
 #pragma once
 #include <cstdint>
 
