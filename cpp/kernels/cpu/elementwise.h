@@ -50,6 +50,15 @@ void map2_flat(int64_t n, O* out, const A* a, const B* b, F f) {
   parallel_chunks(threads_for_work(n), n, chunk);
 }
 
+template <class O, class A, class B, class C, class F>
+void map3_flat(int64_t n, O* out, const A* a, const B* b, const C* c, F f) {
+  auto chunk = [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) out[i] = f(a[i], b[i], c[i]);
+  };
+  if (n < 2 * kParallelGrain) return chunk(0, n);
+  parallel_chunks(threads_for_work(n), n, chunk);
+}
+
 template <class O, class A, class F>
 void map1(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& as, F f) {
   strided_loop<2>(shape, {&os, &as}, {reinterpret_cast<char*>(out), (char*)(a)},
