@@ -62,16 +62,28 @@ struct ReduceMeta {
   }
 };
 
+// Runs body(xk, out): a reduction kernel over xk into `out`, a fresh tensor of `shape` and dtype
+// `od`. float16 and bfloat16 inputs are widened to float32 (exactly) and the result rounded back
+// to `od`, so no reduction kernel is compiled for the half types.
+template <class F>
+TensorImplPtr reduce_via32(const TensorImplPtr& x, const Shape& shape, DType od, F&& body) {
+  const bool h = is_half(x->dtype);
+  auto xk = h ? cast_raw(x, DType::Float32) : x;
+  auto out = empty(shape, h ? DType::Float32 : od);
+  body(xk, out);
+  return h ? cast_raw(out, od) : out;
+}
+
 TensorImplPtr sum_raw(const TensorImplPtr& x, const std::vector<bool>& m, bool keepdim) {
   DType od = is_floating(x->dtype) ? x->dtype : DType::Int64;
-  auto out = empty(out_shape_of(x, m, keepdim), od);
-  Plan p = make_plan(x, m, /*need_dense=*/false, /*allow_split=*/true);
-  LUCID_DISPATCH(x->dtype, "sum", [&] {
-    using T = scalar_t;
-    using O = std::conditional_t<std::is_floating_point_v<acc_t<T>>, T, int64_t>;
-    run_sum<T>(p, out->template data<O>(), 1.0);
+  return reduce_via32(x, out_shape_of(x, m, keepdim), od, [&](const TensorImplPtr& xk, const TensorImplPtr& out) {
+    Plan p = make_plan(xk, m, /*need_dense=*/false, /*allow_split=*/true);
+    LUCID_DISPATCH_NO_HALF(xk->dtype, "sum", [&] {
+      using T = scalar_t;
+      using O = std::conditional_t<std::is_floating_point_v<acc_t<T>>, T, int64_t>;
+      run_sum<T>(p, out->template data<O>(), 1.0);
+    });
   });
-  return out;
 }
 
 // The gradient of a reduction, viewed in the input's shape (stride 0 along reduced dims).
@@ -154,13 +166,13 @@ const OpSchema& MeanBackward::schema_v1 = register_schema(
 
 // The mean over the masked dims of a floating tensor, with keepdim (no autograd).
 TensorImplPtr mean_raw(const TensorImplPtr& x, const std::vector<bool>& m) {
-  Plan p = make_plan(x, m, false, /*allow_split=*/true);
-  auto out = empty(keep_shape(x->shape, m), x->dtype);
-  LUCID_DISPATCH_FLOAT(x->dtype, "mean", [&] {
-    using T = scalar_t;
-    run_sum<T>(p, out->template data<T>(), double(p.count));
+  return reduce_via32(x, keep_shape(x->shape, m), x->dtype, [&](const TensorImplPtr& xk, const TensorImplPtr& out) {
+    Plan p = make_plan(xk, m, false, /*allow_split=*/true);
+    LUCID_DISPATCH_FLOAT_NO_HALF(xk->dtype, "mean", [&] {
+      using T = scalar_t;
+      run_sum<T>(p, out->template data<T>(), double(p.count));
+    });
   });
-  return out;
 }
 
 // var (Sqrt = false) and std (Sqrt = true): d var / dx = 2 (x - mean) / div,
@@ -217,18 +229,20 @@ TensorImplPtr var_impl(const TensorImplPtr& x, const std::vector<int64_t>& dims,
   auto m = reduced_mask(x, dims, name);
   DType dt = float_compute(VarBackward<Sqrt>::schema_v1, x, name);
   auto xc = cast_raw(x, dt);
-  Plan p = make_plan(xc, m, /*need_dense=*/true);
-  double div = std::max(0.0, double(p.count) - correction);
-  auto out = empty(out_shape_of(x, m, keepdim), dt);
-  LUCID_DISPATCH_FLOAT(dt, name, [&] {
-    using T = scalar_t;
-    using A = typename VarR<T>::A;
-    std::vector<A> mu(size_t(p.outer * p.inner));
-    SumR<T, A> sr;
-    sr.div = A(p.count);
-    kernels::reduce_dense(sr, p.src->template data<T>(), mu.data(), p.outer, p.red, p.inner);
-    VarR<T> vr{mu.data(), A(p.count), A(div), Sqrt};
-    kernels::reduce_dense(vr, p.src->template data<T>(), out->template data<T>(), p.outer, p.red, p.inner);
+  double div = 0;
+  auto out = reduce_via32(xc, out_shape_of(x, m, keepdim), dt, [&](const TensorImplPtr& xk, const TensorImplPtr& out) {
+    Plan p = make_plan(xk, m, /*need_dense=*/true);
+    div = std::max(0.0, double(p.count) - correction);
+    LUCID_DISPATCH_FLOAT_NO_HALF(xk->dtype, name, [&] {
+      using T = scalar_t;
+      using A = typename VarR<T>::A;
+      std::vector<A> mu(size_t(p.outer * p.inner));
+      SumR<T, A> sr;
+      sr.div = A(p.count);
+      kernels::reduce_dense(sr, p.src->template data<T>(), mu.data(), p.outer, p.red, p.inner);
+      VarR<T> vr{mu.data(), A(p.count), A(div), Sqrt};
+      kernels::reduce_dense(vr, p.src->template data<T>(), out->template data<T>(), p.outer, p.red, p.inner);
+    });
   });
   if (any_requires_grad({&x})) {
     auto n = std::make_shared<VarBackward<Sqrt>>();
@@ -248,16 +262,19 @@ TensorImplPtr mean(const TensorImplPtr& x, const std::vector<int64_t>& dims, boo
   auto m = reduced_mask(x, dims, "mean");
   DType dt = float_compute(MeanBackward::schema_v1, x, "mean");
   auto xc = cast_raw(x, dt);
-  Plan p = make_plan(xc, m, false, /*allow_split=*/true);
-  auto out = empty(out_shape_of(x, m, keepdim), dt);
-  LUCID_DISPATCH_FLOAT(dt, "mean", [&] {
-    using T = scalar_t;
-    run_sum<T>(p, out->template data<T>(), double(p.count));
+  int64_t count = 1;
+  auto out = reduce_via32(xc, out_shape_of(x, m, keepdim), dt, [&](const TensorImplPtr& xk, const TensorImplPtr& out) {
+    Plan p = make_plan(xk, m, false, /*allow_split=*/true);
+    count = p.count;
+    LUCID_DISPATCH_FLOAT_NO_HALF(xk->dtype, "mean", [&] {
+      using T = scalar_t;
+      run_sum<T>(p, out->template data<T>(), double(p.count));
+    });
   });
   if (any_requires_grad({&x})) {
     auto n = std::make_shared<MeanBackward>();
     n->set(x, m);
-    n->count = p.count;
+    n->count = count;
     n->set_inputs({x});
     attach_node(out, std::move(n));
   }
@@ -353,12 +370,13 @@ TensorImplPtr ext_values(const TensorImplPtr& x, const std::vector<int64_t>& dim
   auto m = reduced_mask(x, dims, name);
   check_nonempty(x, m, name);
   auto xc = cast_raw(x, compute_dtype(ExtBackward<Kind>::schema_v1, x->dtype));
-  Plan p = make_plan(xc, m, false, /*allow_split=*/true);
-  auto out = empty(out_shape_of(x, m, keepdim), xc->dtype);
-  LUCID_DISPATCH(xc->dtype, name, [&] {
-    using T = scalar_t;
-    run_family<T>(p, out->template data<T>(),
-                  []<class In, class Out>(bool) { return ExtR<In, ext_is_max(Kind), Out>{}; });
+  auto out = reduce_via32(xc, out_shape_of(x, m, keepdim), xc->dtype, [&](const TensorImplPtr& xk, const TensorImplPtr& out) {
+    Plan p = make_plan(xk, m, false, /*allow_split=*/true);
+    LUCID_DISPATCH_NO_HALF(xk->dtype, name, [&] {
+      using T = scalar_t;
+      run_family<T>(p, out->template data<T>(),
+                    []<class In, class Out>(bool) { return ExtR<In, ext_is_max(Kind), Out>{}; });
+    });
   });
   record_ext<Kind>(out, x, xc, m);
   return out;
@@ -367,9 +385,15 @@ TensorImplPtr ext_values(const TensorImplPtr& x, const std::vector<int64_t>& dim
 // Index (and optionally value) of the extremum over one dim, or over the flattened tensor.
 template <bool IsMax>
 TensorImplPtr arg_impl(const TensorImplPtr& xc, const std::vector<bool>& m, bool keepdim, const TensorImplPtr& vals) {
+  if (is_half(xc->dtype)) {  // through float32 (exact), as reduce_via32
+    auto vk = vals ? empty(vals->shape, DType::Float32) : nullptr;
+    auto idx = arg_impl<IsMax>(cast_raw(xc, DType::Float32), m, keepdim, vk);
+    if (vals) copy_into(vals, vk);
+    return idx;
+  }
   Plan p = make_plan(xc, m, /*need_dense=*/true);
   auto idx = empty(out_shape_of(xc, m, keepdim), DType::Int64);
-  LUCID_DISPATCH(xc->dtype, IsMax ? "argmax" : "argmin", [&] {
+  LUCID_DISPATCH_NO_HALF(xc->dtype, IsMax ? "argmax" : "argmin", [&] {
     using T = scalar_t;
     if constexpr (std::is_same_v<T, float>) {
       if (p.dense && p.inner == 1 && p.red > 0) {
@@ -465,20 +489,22 @@ struct ProdBackward : FuncOp<ProdBackward, 1>, ReduceMeta {
     for (int pass = 0; pass < 2; ++pass)
       for (int64_t i = 0; i < x->ndim(); ++i)
         if (mask[i] == (pass == 1)) sh.push_back(x->shape[i]), st.push_back(x->strides[i]), perm.push_back(i);
-    auto rows = contiguous_raw(make_view(x, sh, st, x->offset));
-    auto gk = contiguous_raw(cast_raw(g, x->dtype));  // kept dims in order: one value per row
-    auto gr = empty(sh, x->dtype);
+    // float16/bfloat16 run the float32 kernel (rounded to x's dtype first, as the half kernel saw them)
+    const DType kd = is_half(x->dtype) ? DType::Float32 : x->dtype;
+    auto rows = cast_raw(contiguous_raw(make_view(x, sh, st, x->offset)), kd);
+    auto gk = contiguous_raw(cast_raw(cast_raw(g, x->dtype), kd));  // kept dims in order: one value per row
+    auto gr = empty(sh, kd);
     int64_t red = 1;
     for (int64_t i = 0; i < x->ndim(); ++i)
       if (mask[i]) red *= x->shape[i];
     int64_t outer = red ? x->numel() / red : 0;
-    LUCID_DISPATCH_FLOAT(x->dtype, "prod_backward", [&] {
+    LUCID_DISPATCH_FLOAT_NO_HALF(kd, "prod_backward", [&] {
       using T = scalar_t;
       kernels::exclusive_prod_rows<T, typename SumAcc<T>::type>(rows->template data<T>(), gk->template data<T>(), gr->template data<T>(), outer, red);
     });
     Shape back(x->ndim());  // strides of gr seen in x's dim order
     for (size_t k = 0; k < perm.size(); ++k) back[perm[k]] = gr->strides[k];
-    return {cast_raw(make_view(gr, x->shape, back, 0), in_dtype)};
+    return {cast_raw(cast_raw(make_view(gr, x->shape, back, 0), x->dtype), in_dtype)};
   }
   // create_graph, on rows of the reduced elements (kept dims first, as above): g * prod / x
   // when no element is zero, else each exclusive product as the product of the row with its
@@ -623,14 +649,15 @@ TensorImplPtr logsumexp(const TensorImplPtr& x, const std::vector<int64_t>& dims
   // Integer inputs promote to the default float (as PyTorch).
   DType dt = compute_dtype(LogsumexpBackward::schema_v1, is_floating(x->dtype) ? x->dtype : kDefaultFloat);
   auto xc = cast_raw(x, dt);
-  Plan p = make_plan(xc, m, /*need_dense=*/true);
-  auto out = empty(out_shape_of(x, m, keepdim), dt);
-  LUCID_DISPATCH_FLOAT(dt, "logsumexp", [&] {
-    using T = scalar_t;
-    using M = acc_t<T>;
-    std::vector<M> mx(size_t(p.outer * p.inner));
-    kernels::reduce_dense(ExtR<T, true, M>{}, p.src->template data<T>(), mx.data(), p.outer, p.red, p.inner);
-    kernels::reduce_dense(LseR<T>{mx.data()}, p.src->template data<T>(), out->template data<T>(), p.outer, p.red, p.inner);
+  auto out = reduce_via32(xc, out_shape_of(x, m, keepdim), dt, [&](const TensorImplPtr& xk, const TensorImplPtr& out) {
+    Plan p = make_plan(xk, m, /*need_dense=*/true);
+    LUCID_DISPATCH_FLOAT_NO_HALF(xk->dtype, "logsumexp", [&] {
+      using T = scalar_t;
+      using M = acc_t<T>;
+      std::vector<M> mx(size_t(p.outer * p.inner));
+      kernels::reduce_dense(ExtR<T, true, M>{}, p.src->template data<T>(), mx.data(), p.outer, p.red, p.inner);
+      kernels::reduce_dense(LseR<T>{mx.data()}, p.src->template data<T>(), out->template data<T>(), p.outer, p.red, p.inner);
+    });
   });
   if (any_requires_grad({&x})) {
     auto n = std::make_shared<LogsumexpBackward>();
@@ -647,12 +674,13 @@ TensorImplPtr prod(const TensorImplPtr& x, std::optional<int64_t> dim, bool keep
   auto m = dim ? reduced_mask(x, {*dim}, "prod") : reduced_mask(x, {}, "prod");
   auto xc = cast_raw(x, compute_dtype(ProdBackward::schema_v1, x->dtype));
   DType od = is_floating(xc->dtype) ? xc->dtype : DType::Int64;
-  auto out = empty(out_shape_of(x, m, keepdim), od);
-  Plan p = make_plan(xc, m, false);
-  LUCID_DISPATCH(xc->dtype, "prod", [&] {
-    using T = scalar_t;
-    using R = ProdR<T>;
-    run(p, R{}, out->data<typename R::Out>());
+  auto out = reduce_via32(xc, out_shape_of(x, m, keepdim), od, [&](const TensorImplPtr& xk, const TensorImplPtr& out) {
+    Plan p = make_plan(xk, m, false);
+    LUCID_DISPATCH_NO_HALF(xk->dtype, "prod", [&] {
+      using T = scalar_t;
+      using R = ProdR<T>;
+      run(p, R{}, out->data<typename R::Out>());
+    });
   });
   if (any_requires_grad({&x})) {
     auto n = std::make_shared<ProdBackward>();
@@ -672,11 +700,12 @@ TensorImplPtr norm(const TensorImplPtr& x, double p, const std::vector<int64_t>&
   LUCID_CHECK(p > 0 || kind == NormKind::L0 || kind == NormKind::LNegInf, "norm: p must be >= 0 or -inf, got ", p);
   if (kind == NormKind::LInf || kind == NormKind::LNegInf) check_nonempty(x, m, "norm");
   auto xc = cast_raw(x, dt);
-  Plan pl = make_plan(xc, m, false);
-  auto out = empty(out_shape_of(x, m, keepdim), dt);
-  LUCID_DISPATCH_FLOAT(dt, "norm", [&] {
-    using T = scalar_t;
-    run(pl, NormR<T>{kind, typename NormR<T>::Acc(p)}, out->template data<T>());
+  auto out = reduce_via32(xc, out_shape_of(x, m, keepdim), dt, [&](const TensorImplPtr& xk, const TensorImplPtr& out) {
+    Plan pl = make_plan(xk, m, false);
+    LUCID_DISPATCH_FLOAT_NO_HALF(xk->dtype, "norm", [&] {
+      using T = scalar_t;
+      run(pl, NormR<T>{kind, typename NormR<T>::Acc(p)}, out->template data<T>());
+    });
   });
   if (any_requires_grad({&x})) {
     auto n = std::make_shared<NormBackward>();
