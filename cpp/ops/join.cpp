@@ -19,6 +19,12 @@ void where_into(const TensorImplPtr& out, const TensorImplPtr& c, const TensorIm
   Shape bs = broadcast_strides(b->shape, b->strides, out->shape);
   LUCID_DISPATCH(out->dtype, op, [&] {
     using T = scalar_t;
+    if (a->numel() == 1) {  // masked_fill's pattern: one value where c holds (a dense blend)
+      const T v = *a->data<T>();
+      kernels::map2(out->shape, out->data<T>(), out->strides, c->data<bool>(), cs, b->data<T>(), bs,
+                    [v](bool m, T y) { return m ? v : y; });
+      return;
+    }
     kernels::map3(out->shape, out->data<T>(), out->strides, c->data<bool>(), cs, a->data<T>(), as, b->data<T>(), bs,
                   [](bool m, T x, T y) { return m ? x : y; });
   });

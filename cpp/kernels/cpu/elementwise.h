@@ -59,55 +59,72 @@ void map3_flat(int64_t n, O* out, const A* a, const B* b, const C* c, F f) {
   parallel_chunks(threads_for_work(n), n, chunk);
 }
 
+// The strided maps walk blocks of rows (strided_blocks): the checks on the inner strides are made
+// once per block, and each row's loop is a plain (vectorisable) one when its operands are dense.
 template <class O, class A, class F>
 void map1(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& as, F f) {
-  strided_loop<2>(shape, {&os, &as}, {reinterpret_cast<char*>(out), (char*)(a)},
-                  {int64_t(sizeof(O)), int64_t(sizeof(A))},
-                  [f](std::array<char*, 2> p, int64_t n, std::array<int64_t, 2> s) {
-                    O* o = reinterpret_cast<O*>(p[0]);
-                    const A* x = reinterpret_cast<const A*>(p[1]);
-                    if (s[0] == 1 && s[1] == 1) {
-                      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
-                    } else {
-                      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]]);
-                    }
-                  });
+  strided_blocks<2>(shape, {&os, &as}, {reinterpret_cast<char*>(out), (char*)(a)},
+                    {int64_t(sizeof(O)), int64_t(sizeof(A))},
+                    [f](std::array<char*, 2> p, int64_t n, std::array<int64_t, 2> s, int64_t m,
+                        std::array<int64_t, 2> t) {
+                      O* o = reinterpret_cast<O*>(p[0]);
+                      const A* x = reinterpret_cast<const A*>(p[1]);
+                      if (s[0] == 1 && s[1] == 1) {
+                        for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1])
+                          for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+                      } else {
+                        for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1])
+                          for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]]);
+                      }
+                    });
 }
 
 template <class O, class A, class B, class F>
 void map2(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& as, const B* b,
           const Shape& bs, F f) {
-  strided_loop<3>(shape, {&os, &as, &bs},
-                  {reinterpret_cast<char*>(out), (char*)(a), (char*)(b)},
-                  {int64_t(sizeof(O)), int64_t(sizeof(A)), int64_t(sizeof(B))},
-                  [f](std::array<char*, 3> p, int64_t n, std::array<int64_t, 3> s) {
-                    O* o = reinterpret_cast<O*>(p[0]);
-                    const A* x = reinterpret_cast<const A*>(p[1]);
-                    const B* y = reinterpret_cast<const B*>(p[2]);
-                    if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
-                      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
-                    } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
-                      const B yv = *y;
-                      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
-                    } else {
-                      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]]);
-                    }
-                  });
+  strided_blocks<3>(shape, {&os, &as, &bs},
+                    {reinterpret_cast<char*>(out), (char*)(a), (char*)(b)},
+                    {int64_t(sizeof(O)), int64_t(sizeof(A)), int64_t(sizeof(B))},
+                    [f](std::array<char*, 3> p, int64_t n, std::array<int64_t, 3> s, int64_t m,
+                        std::array<int64_t, 3> t) {
+                      O* o = reinterpret_cast<O*>(p[0]);
+                      const A* x = reinterpret_cast<const A*>(p[1]);
+                      const B* y = reinterpret_cast<const B*>(p[2]);
+                      if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+                        for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2])
+                          for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+                      } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
+                        for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2]) {
+                          const B yv = *y;
+                          for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+                        }
+                      } else {
+                        for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2])
+                          for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]]);
+                      }
+                    });
 }
 
 template <class O, class A, class B, class C, class F>
 void map3(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& as, const B* b,
           const Shape& bs, const C* c, const Shape& cs, F f) {
-  strided_loop<4>(shape, {&os, &as, &bs, &cs},
-                  {reinterpret_cast<char*>(out), (char*)(a), (char*)(b), (char*)(c)},
-                  {int64_t(sizeof(O)), int64_t(sizeof(A)), int64_t(sizeof(B)), int64_t(sizeof(C))},
-                  [f](std::array<char*, 4> p, int64_t n, std::array<int64_t, 4> s) {
-                    O* o = reinterpret_cast<O*>(p[0]);
-                    const A* x = reinterpret_cast<const A*>(p[1]);
-                    const B* y = reinterpret_cast<const B*>(p[2]);
-                    const C* z = reinterpret_cast<const C*>(p[3]);
-                    for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]], z[i * s[3]]);
-                  });
+  strided_blocks<4>(shape, {&os, &as, &bs, &cs},
+                    {reinterpret_cast<char*>(out), (char*)(a), (char*)(b), (char*)(c)},
+                    {int64_t(sizeof(O)), int64_t(sizeof(A)), int64_t(sizeof(B)), int64_t(sizeof(C))},
+                    [f](std::array<char*, 4> p, int64_t n, std::array<int64_t, 4> s, int64_t m,
+                        std::array<int64_t, 4> t) {
+                      O* o = reinterpret_cast<O*>(p[0]);
+                      const A* x = reinterpret_cast<const A*>(p[1]);
+                      const B* y = reinterpret_cast<const B*>(p[2]);
+                      const C* z = reinterpret_cast<const C*>(p[3]);
+                      if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {
+                        for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2], z += t[3])
+                          for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i], z[i]);
+                      } else {
+                        for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2], z += t[3])
+                          for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]], z[i * s[3]]);
+                      }
+                    });
 }
 
 }  // namespace lucid::kernels

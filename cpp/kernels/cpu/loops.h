@@ -98,12 +98,26 @@ void strided_loop(const std::vector<int64_t>& shape,
                   const std::array<const std::vector<int64_t>*, K>& strides,
                   std::array<char*, K> base, std::array<int64_t, K> isz, RowFn<K> row);
 
+// The same walk handing the body blocks of rows: body(ptrs, n, inner, m, outer) covers m rows of
+// n elements, operand k's element (j, i) at ptrs[k] + (j outer[k] + i inner[k]) elements. Rows
+// shorter than a vector (a chunk of a head dim, a broadcast mask row) then cost one call per
+// block of the second-innermost dim instead of one per row. Compiled once per K (loops.cpp).
+template <size_t K>
+using BlockFn = FnRef<void(std::array<char*, K>, int64_t, std::array<int64_t, K>, int64_t, std::array<int64_t, K>)>;
+template <size_t K>
+void strided_blocks(const std::vector<int64_t>& shape,
+                    const std::array<const std::vector<int64_t>*, K>& strides,
+                    std::array<char*, K> base, std::array<int64_t, K> isz, BlockFn<K> body);
+
 #define LUCID_LOOPS_EXTERN(K)                                                                 \
   extern template void run_rows<K>(const LoopPlan<K>&, std::array<char*, K>,                  \
                                    const std::array<int64_t, K>&, int64_t, int64_t, RowFn<K>); \
   extern template void strided_loop<K>(const std::vector<int64_t>&,                           \
                                        const std::array<const std::vector<int64_t>*, K>&,     \
-                                       std::array<char*, K>, std::array<int64_t, K>, RowFn<K>);
+                                       std::array<char*, K>, std::array<int64_t, K>, RowFn<K>); \
+  extern template void strided_blocks<K>(const std::vector<int64_t>&,                         \
+                                         const std::array<const std::vector<int64_t>*, K>&,   \
+                                         std::array<char*, K>, std::array<int64_t, K>, BlockFn<K>);
 LUCID_LOOPS_EXTERN(1)
 LUCID_LOOPS_EXTERN(2)
 LUCID_LOOPS_EXTERN(3)
