@@ -368,7 +368,7 @@ def _repr(self):
     t = self.detach()
     arr = t.to(float64).numpy() if t.dtype.is_floating_point else t.numpy()
     node = self.grad_fn
-    return tensor_repr(self, arr, _DEFAULT_DTYPE[0], None if node is None else node_display_name(node))
+    return tensor_repr(self, arr, _DEFAULT_DTYPE[0], None if node is None else node_display_name(node, self))
 
 
 def _tolist(self):
@@ -448,6 +448,18 @@ Tensor.all = _all
 Tensor.any = _any
 Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
+
+
+def _node_repr(self):
+    """As PyTorch prints a grad_fn: ``<AddmmBackward0 object at 0x...>``, with PyTorch's node name."""
+    from ._tensor_str import CUSTOM_NODE_NAMES, node_display_name
+    name = node_display_name(self)
+    if name in CUSTOM_NODE_NAMES:
+        name = "pylucid.autograd.function." + name
+    return f"<{name} object at {id(self):#x}>"
+
+
+_C.Node.__repr__ = _node_repr
 Tensor.tolist = _tolist
 Tensor.__array__ = _array
 Tensor.__array_priority__ = 1000  # numpy defers to Tensor's reflected operators

@@ -79,6 +79,10 @@ CASES = [
     ("transformer_classifier", 1e-3, 1e-5),
     ("resnet_swa", 1e-3, 1e-4),
     ("word2vec", 1e-3, 1e-5),
+    ("name_classifier", 1e-3, 1e-5),
+    ("printing", 1e-6, 1e-7),
+    ("dqn", 1e-3, 1e-5),
+    ("nanogpt", 1e-3, 1e-5),
 ]
 
 
