@@ -83,6 +83,8 @@ CASES = [
     ("printing", 1e-6, 1e-7),
     ("dqn", 1e-3, 1e-5),
     ("nanogpt", 1e-3, 1e-5),
+    ("autograd_hooks", 1e-6, 1e-7),
+    ("finetune", 1e-3, 1e-5),
 ]
 
 
