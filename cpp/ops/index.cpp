@@ -39,6 +39,9 @@ struct Plan {
   std::vector<size_t> adv_dims;     // dims of the view indexed by tensors, ascending
   std::vector<int64_t> adv_xdims;   // the matching dims of x (for messages)
   std::vector<TensorImplPtr> adv;   // int64 indices, one per entry of adv_dims
+  // PyTorch applies basic indexing item by item (select, slice, unsqueeze; a slice that keeps the
+  // whole dim is skipped unless it is the only item) and names the node after the last one.
+  const char* node_name = "AliasBackward";
 };
 
 // Dims of x an item consumes (-1: Ellipsis).
@@ -82,6 +85,7 @@ Plan plan_index(const TensorImplPtr& x, std::vector<IndexItem> items, const char
         int64_t i = it.i < 0 ? it.i + n : it.i;
         geom_select(p.g, vd, i);
         geom_select(p.rel, vd, i);
+        p.node_name = "SelectBackward";
         ++xd;
         break;
       }
@@ -98,12 +102,14 @@ Plan plan_index(const TensorImplPtr& x, std::vector<IndexItem> items, const char
         int64_t len = stop > start ? (stop - start + it.step - 1) / it.step : 0;
         geom_slice(p.g, vd, start, len, it.step);
         geom_slice(p.rel, vd, start, len, it.step);
+        if (items.size() == 1 || start != 0 || len != n || it.step != 1) p.node_name = "SliceBackward";
         ++vd, ++xd;
         break;
       }
       case IndexItem::Kind::NewAxis:
         geom_insert(p.g, vd);
         geom_insert(p.rel, vd);
+        p.node_name = "UnsqueezeBackward";
         ++vd;
         break;
       case IndexItem::Kind::Ellipsis:
@@ -266,7 +272,7 @@ template <> const OpSchema& IndexBackward<IndexKind::IndexSelect>::schema_v1 = r
 template <IndexKind K>
 TensorImplPtr index_impl(const TensorImplPtr& x, const std::vector<IndexItem>& items, const char* op) {
   Plan p = plan_index(x, items, op);
-  if (p.adv.empty()) return strided_view(x, p.g, p.rel, SliceKind::GetItem);
+  if (p.adv.empty()) return strided_view(x, p.g, p.rel, SliceKind::GetItem, p.node_name);
   bool grad = any_requires_grad({&x});
   Adv a = adv_geometry(p, grad, op);
   auto out = empty(a.shape, x->dtype);

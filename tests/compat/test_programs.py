@@ -85,6 +85,7 @@ CASES = [
     ("nanogpt", 1e-3, 1e-5),
     ("autograd_hooks", 1e-6, 1e-7),
     ("finetune", 1e-3, 1e-5),
+    ("regression_basics", 1e-4, 1e-5),
 ]
 
 
