@@ -86,6 +86,8 @@ CASES = [
     ("autograd_hooks", 1e-6, 1e-7),
     ("finetune", 1e-3, 1e-5),
     ("regression_basics", 1e-4, 1e-5),
+    ("timeseries_lstm", 1e-3, 1e-5),
+    ("kmeans_geometry", 1e-4, 1e-5),
 ]
 
 
