@@ -88,6 +88,7 @@ CASES = [
     ("regression_basics", 1e-4, 1e-5),
     ("timeseries_lstm", 1e-3, 1e-5),
     ("kmeans_geometry", 1e-4, 1e-5),
+    ("dcgan", 1e-3, 1e-4),
 ]
 
 
