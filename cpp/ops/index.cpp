@@ -553,7 +553,20 @@ TensorImplPtr index_select(const TensorImplPtr& x, int64_t dim, const TensorImpl
   return index_impl<IndexKind::IndexSelect>(x, items, op);
 }
 
+namespace {
+
+// PyTorch takes a 0-d index (and a 0-d input or src) along a vector as a 1-element vector:
+// x.gather(0, torch.tensor(2)), zeros(10).scatter_add_(0, torch.tensor(y), ones(())).
+bool scalar_index_case(const TensorImplPtr& x, const TensorImplPtr& index) { return index->ndim() == 0 && x->ndim() <= 1; }
+TensorImplPtr as_vector(const TensorImplPtr& t) { return t->ndim() == 0 ? reshape(t, {1}) : t; }
+
+}  // namespace
+
 TensorImplPtr gather(const TensorImplPtr& x, int64_t dim, const TensorImplPtr& index) {
+  if (scalar_index_case(x, index)) {
+    wrap_dim(dim, 1, "gather");
+    return reshape(gather(as_vector(x), 0, as_vector(index)), {});
+  }
   int64_t d = wrap_dim(dim, x->ndim(), "gather");
   check_dim_index(x, index, d, "gather");
   auto out = gather_raw(x, d, index, "gather");
@@ -570,6 +583,11 @@ TensorImplPtr gather(const TensorImplPtr& x, int64_t dim, const TensorImplPtr& i
 }
 
 TensorImplPtr scatter_add(const TensorImplPtr& x, int64_t dim, const TensorImplPtr& index, const TensorImplPtr& src) {
+  if (scalar_index_case(x, index)) {
+    wrap_dim(dim, 1, "scatter_add");
+    auto out = scatter_add(as_vector(x), 0, as_vector(index), as_vector(src));
+    return x->ndim() == 0 ? reshape(out, {}) : out;
+  }
   int64_t d = wrap_dim(dim, x->ndim(), "scatter_add");
   LUCID_CHECK_DTYPE(x->dtype == src->dtype, "scatter_add: src dtype ", dtype_name(src->dtype),
                     " must match the input's dtype ", dtype_name(x->dtype));
@@ -589,6 +607,10 @@ TensorImplPtr scatter_add(const TensorImplPtr& x, int64_t dim, const TensorImplP
 }
 
 TensorImplPtr scatter_add_(const TensorImplPtr& x, int64_t dim, const TensorImplPtr& index, const TensorImplPtr& src) {
+  if (x->ndim() == 1 && index->ndim() == 0) {
+    wrap_dim(dim, 1, "scatter_add_");
+    return scatter_add_(x, 0, as_vector(index), as_vector(src));
+  }
   int64_t d = wrap_dim(dim, x->ndim(), "scatter_add_");
   check_inplace(x, "scatter_add_");
   check_value_no_grad(src, "scatter_add_");

@@ -142,6 +142,15 @@ def _scatter_winners(input, dim, index):
     return flat, win.reshape(tuple(index.shape))
 
 
+def _vector_index(input, index, src):
+    """PyTorch's reading of a 0-d index (and 0-d src) into a vector: a 1-element vector."""
+    if isinstance(index, Tensor) and index.dim() == 0 and isinstance(input, Tensor) and input.dim() == 1:
+        index = index.reshape(1)
+        if isinstance(src, Tensor) and src.dim() == 0:
+            src = src.reshape(1)
+    return index, src
+
+
 def _check_scatter(input, dim, index, src, op):
     _tensor_arg(input, op)
     dim = _dim(dim, input.dim(), op)
@@ -177,6 +186,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         raise _C.DtypeMismatch("scatter: expected src (a Tensor) or value (a number)")
     if src is not None and not isinstance(src, Tensor):
         src, value = None, src
+    index, src = _vector_index(input, index, src)
     dim = _check_scatter(input, dim, index, src, "scatter")
     if reduce is not None:
         if reduce not in ("add", "multiply"):
@@ -283,6 +293,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     ``dim`` by ``reduce`` (``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``), ``input``'s
     own value taking part when ``include_self``; differentiable in input and src."""
     _tensor_arg(src, "scatter_reduce", "src")
+    index, src = _vector_index(input, index, src)
     dim = _check_scatter(input, dim, index, src, "scatter_reduce")
     if reduce not in _REDUCTIONS:
         raise _C.ShapeMismatch(f"scatter_reduce: reduce argument must be one of {', '.join(_REDUCTIONS)}, got "

@@ -16,6 +16,7 @@ edited to ``import pylucid as torch``.
 True
 >>> as_torch.uninstall(saved)
 """
+import importlib.abc
 import runpy
 import sys
 
@@ -43,6 +44,7 @@ ALIASES = {
     "torch.linalg": "linalg",
     "torch.distributions": "distributions",
     "torch.cuda": "cuda",
+    "torch.accelerator": "accelerator",
     "torch.backends": "backends",
     "torch.amp": "amp",
     "torch.testing": "testing",
@@ -69,7 +71,7 @@ class _AliasFinder:
         return importlib.util.spec_from_loader(fullname, _AliasLoader(mod))
 
 
-class _AliasLoader:
+class _AliasLoader(importlib.abc.Loader):
     def __init__(self, module):
         self.module = module
 

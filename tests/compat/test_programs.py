@@ -89,6 +89,7 @@ CASES = [
     ("timeseries_lstm", 1e-3, 1e-5),
     ("kmeans_geometry", 1e-4, 1e-5),
     ("dcgan", 1e-3, 1e-4),
+    ("quickstart", 1e-3, 1e-5),
 ]
 
 

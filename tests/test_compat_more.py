@@ -1,0 +1,327 @@
+"""Gaps the compatibility programs (tests/compat/programs) found, each pinned here: PyTorch's
+node names in printed tensors and grad_fns, Embedding's max_norm / scale_grad_by_freq, device=
+on Linear and LayerNorm, MultiheadAttention's out_proj class, backends flags, the as_torch
+import finder, autograd.grad's materialize_grads and wording, retain_grad after hooks,
+load_state_dict's report, 0-d indices in gather/scatter and torch.accelerator. Checked against
+torch where it is installed."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pylucid
+import pylucid.nn as nn
+import pylucid.nn.functional as F
+from pylucid.autograd import gradcheck
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+needs_torch = pytest.mark.skipif(torch is None, reason="needs torch")
+
+
+def _display(t):
+    return repr(t).split("grad_fn=<")[1].split(">")[0]
+
+
+INDEX_CASES = ["x[0]", "x[1:]", "x[:]", "x[:, 0]", "x[0, 1:3]", "x[1:3, 0]", "x[..., None]", "x[None]",
+               "x[:, :]", "x[...]", "x[0, :]", "x[:, 0:4, 1:]", "x[0:3, None]", "x[0, 1, 2]", "x[::2]"]
+
+
+def test_basic_indexing_names_its_node_after_the_last_view():
+    """Guards against every x[...] printing as one made-up node (GetitemBackward0) where PyTorch
+    shows SelectBackward0, SliceBackward0, UnsqueezeBackward0 or AliasBackward0."""
+    x = pylucid.randn(3, 4, 5, requires_grad=True)
+    expected = ["Select", "Slice", "Slice", "Select", "Slice", "Select", "Unsqueeze", "Unsqueeze", "Alias",
+                "Alias", "Select", "Slice", "Unsqueeze", "Select", "Slice"]
+    for expr, name in zip(INDEX_CASES, expected):
+        y = eval(expr)  # noqa: S307
+        assert y.grad_fn.name() == name + "Backward", expr
+        assert _display(y) == name + "Backward0", expr
+    y = x[0, 1:3]
+    y.sum().backward()
+    assert x.grad[0, 1:3].eq(1).all() and x.grad.sum().item() == 10.0
+
+
+@needs_torch
+def test_node_names_match_torch_in_reprs():
+    """Guards against printed tensors naming their grad_fn differently from PyTorch in the
+    cases tutorials print (a Linear's output, a loss, a sum over a dim, x[i], custom Functions)."""
+    torch.manual_seed(0)
+    cases = {
+        "x[0]": None, "x[1:]": None, "x[:, 0]": None, "x[None]": None, "x[:, :]": None,
+        "F.linear(x, w, b)": None, "F.linear(x, w)": None, "F.linear(x[None], w, b)": None,
+        "x @ w.T": None, "x.sum()": None, "x.sum(0)": None, "x.mean(1)": None, "x.max()": None,
+        "x.max(1)[0]": None, "x.reshape(-1)": None, "x.flatten()": None, "x.norm()": None,
+        "F.cross_entropy(x, t)": None, "F.layer_norm(x, (4,))": None, "x.log1p()": None,
+        "F.pad(x, (1, 1))": None, "x.movedim(0, 1)": None, "x.narrow(0, 1, 1)": None, "x.chunk(2)[0]": None,
+        "torch.bmm(x[None], w.T[None])": None, "torch.dot(b, b)": None, "torch.mv(w, x[0])": None,
+    }
+    for lib, env in ((torch, {}), (pylucid, {})):
+        lib.manual_seed(0)
+        env.update(torch=lib, F=lib.nn.functional, x=lib.randn(2, 4, requires_grad=True),
+                   w=lib.randn(3, 4, requires_grad=True), b=lib.randn(3, requires_grad=True),
+                   t=lib.tensor([0, 3]))
+        for expr in cases:
+            name = _display(eval(expr, env))  # noqa: S307
+            if lib is torch:
+                cases[expr] = name
+            else:
+                assert name == cases[expr], (expr, name, cases[expr])
+    y = nn.Linear(4, 3)(pylucid.randn(2, 4))
+    assert str(y.grad_fn).startswith("<AddmmBackward0 object at 0x")
+
+
+def test_custom_function_nodes_are_not_numbered():
+    """Guards against a custom Function's node printing as MyFnBackward0 (PyTorch prints
+    MyFnBackward, and <torch.autograd.function.MyFnBackward object at ...>)."""
+    class Twice(pylucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    y = Twice.apply(pylucid.ones(2, requires_grad=True))
+    assert _display(y) == "TwiceBackward"
+    assert repr(y.grad_fn).startswith("<pylucid.autograd.function.TwiceBackward object at 0x")
+
+
+def test_embedding_max_norm_renormalises_the_looked_up_rows_in_place():
+    """Guards against nn.Embedding(max_norm=...) being refused, or renormalising rows it was
+    not asked for or to a different norm than PyTorch's max_norm / (norm + 1e-7)."""
+    emb = nn.Embedding(5, 3, max_norm=1.0)
+    with pylucid.no_grad():
+        emb.weight.copy_(pylucid.tensor([[3.0, 4.0, 0.0], [0.1, 0.2, 0.2], [1.0, 1.0, 1.0], [6.0, 0.0, 8.0],
+                                         [0.0, 2.0, 0.0]]))
+    before = emb.weight.detach().clone()
+    out = emb(pylucid.tensor([[0, 1], [2, 0]]))
+    w = emb.weight.detach().numpy()
+    b = before.numpy()
+    for r in (0, 2):
+        n = np.linalg.norm(b[r])
+        np.testing.assert_allclose(w[r], b[r] * (1.0 / (n + 1e-7)), rtol=1e-6)
+    np.testing.assert_array_equal(w[[1, 3, 4]], b[[1, 3, 4]])  # short row 1, unused rows 3 and 4
+    np.testing.assert_allclose(out.detach().numpy()[0, 0], w[0], rtol=1e-6)
+    emb1 = nn.Embedding(2, 2, max_norm=2.0, norm_type=1.0)
+    with pylucid.no_grad():
+        emb1.weight.copy_(pylucid.tensor([[3.0, -1.0], [0.5, 0.5]]))
+    emb1(pylucid.tensor([0, 1]))
+    np.testing.assert_allclose(emb1.weight.detach().numpy()[0], np.array([3.0, -1.0]) * 2.0 / (4.0 + 1e-7),
+                               rtol=1e-6)
+    assert repr(emb1) == "Embedding(2, 2, max_norm=2.0, norm_type=1.0)"
+
+
+def test_embedding_scale_grad_by_freq_divides_by_the_batch_count():
+    """Guards against scale_grad_by_freq being refused or ignored: a row's gradient is the sum
+    over its occurrences divided by how many there are."""
+    idx = pylucid.tensor([[0, 2, 0], [0, 1, 2]])
+    emb = nn.Embedding(4, 2, scale_grad_by_freq=True)
+    g = pylucid.randn(2, 3, 2)
+    emb(idx).backward(g)
+    gn, ix = g.numpy(), idx.numpy()
+    want = np.zeros((4, 2), np.float32)
+    counts = np.bincount(ix.reshape(-1), minlength=4)
+    for (i, j), r in np.ndenumerate(ix):
+        want[r] += gn[i, j] / counts[r]
+    np.testing.assert_allclose(emb.weight.grad.numpy(), want, rtol=1e-6, atol=1e-7)
+    assert repr(emb) == "Embedding(4, 2, scale_grad_by_freq=True)"
+    w = pylucid.randn(4, 3, dtype=pylucid.float64, requires_grad=True)
+    (gw,) = pylucid.autograd.grad(F.embedding(idx, w, scale_grad_by_freq=True).sum(), w)
+    assert gw[:, 0].tolist() == [1.0, 1.0, 1.0, 0.0]  # each used row's gradient averages to 1
+    with pytest.raises(pylucid.LucidError, match="sparse"):
+        nn.Embedding(3, 2, sparse=True)
+
+
+@needs_torch
+def test_embedding_max_norm_matches_torch():
+    """Guards against the renormalised table or the output differing from PyTorch's."""
+    w = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32) * 2
+    idx = [[0, 3, 3], [5, 1, 0]]
+    te = torch.nn.Embedding(6, 4, max_norm=1.5, norm_type=3.0, scale_grad_by_freq=True)
+    pe = nn.Embedding(6, 4, max_norm=1.5, norm_type=3.0, scale_grad_by_freq=True)
+    with torch.no_grad():
+        te.weight.copy_(torch.from_numpy(w))
+    with pylucid.no_grad():
+        pe.weight.copy_(pylucid.tensor(w))
+    to, po = te(torch.tensor(idx)), pe(pylucid.tensor(idx))
+    (to * to).sum().backward()
+    (po * po).sum().backward()
+    np.testing.assert_allclose(po.detach().numpy(), to.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(pe.weight.detach().numpy(), te.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(pe.weight.grad.numpy(), te.weight.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_layers_take_device_and_dtype():
+    """Guards against nn.Linear(..., device=device) or nn.LayerNorm(..., device=, dtype=)
+    stopping a program that passes its device to every layer."""
+    lin = nn.Linear(3, 2, device="cpu", dtype=pylucid.float64)
+    assert lin.weight.dtype == pylucid.float64
+    ln = nn.LayerNorm(4, device=pylucid.device("cpu"), dtype=pylucid.float64)
+    assert ln.weight.dtype == ln.bias.dtype == pylucid.float64
+    assert nn.Embedding(3, 2, device="cpu").weight.shape == (3, 2)
+    for make in (lambda: nn.Linear(3, 2, device="cuda"), lambda: nn.LayerNorm(3, device="cuda"),
+                 lambda: nn.Embedding(3, 2, device="cuda")):
+        with pytest.raises(pylucid.LucidError, match="cuda"):
+            make()
+
+
+def test_multihead_attention_out_proj_is_named_as_in_torch():
+    """Guards against print(model) of a MultiheadAttention differing from PyTorch's, whose
+    out_proj is a NonDynamicallyQuantizableLinear."""
+    from pylucid.nn.modules.linear import NonDynamicallyQuantizableLinear
+    mha = nn.MultiheadAttention(8, 2)
+    assert isinstance(mha.out_proj, NonDynamicallyQuantizableLinear) and isinstance(mha.out_proj, nn.Linear)
+    assert "(out_proj): NonDynamicallyQuantizableLinear(in_features=8, out_features=8, bias=True)" in repr(mha)
+
+
+def test_backend_precision_flags_can_be_set():
+    """Guards against nanoGPT's torch.backends.cuda.matmul.allow_tf32 = True (and
+    cudnn.allow_tf32) stopping a CPU run."""
+    m = pylucid.backends.cuda.matmul
+    assert m.allow_tf32 is False and m.allow_fp16_reduced_precision_reduction is True
+    m.allow_tf32 = True
+    try:
+        assert pylucid.backends.cuda.matmul.allow_tf32 is True
+    finally:
+        m.allow_tf32 = False
+    assert pylucid.backends.cudnn.allow_tf32 is True
+
+
+def test_accelerator_reports_none():
+    """Guards against the current tutorials' device line (torch.accelerator) failing: there is
+    no accelerator, so the CPU branch is taken, and device calls raise as PyTorch's do."""
+    acc = pylucid.accelerator
+    dev = acc.current_accelerator().type if acc.is_available() else "cpu"
+    assert dev == "cpu" and acc.device_count() == 0 and acc.current_accelerator(check_available=True) is None
+    with pytest.raises(RuntimeError, match="none is available"):
+        acc.synchronize()
+    with pytest.raises(RuntimeError, match="none is available"):
+        acc.current_device_index()
+
+
+def test_as_torch_aliases_any_submodule_pylucid_has():
+    """Guards against `from torch.autograd.function import once_differentiable` (or
+    torch.nn.modules.linear) importing pylucid's package a second time under torch's name."""
+    code = ("from pylucid import as_torch; as_torch.install()\n"
+            "from torch.autograd.function import once_differentiable, Function\n"
+            "import torch.nn.modules.linear as lin, torch.accelerator\n"
+            "import pylucid, pylucid.autograd.function as f\n"
+            "assert Function is f.Function and lin is pylucid.nn.modules.linear\n"
+            "assert torch.accelerator is pylucid.accelerator\n"
+            "try:\n    import torch.no_such_module\nexcept ImportError:\n    pass\nelse:\n    raise SystemExit(1)\n"
+            "as_torch.uninstall()\n"
+            "import sys\nassert not any(k == 'torch' or k.startswith('torch.') for k in sys.modules)\n"
+            "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_autograd_grad_materialize_grads_and_unused_wording():
+    """Guards against autograd.grad(materialize_grads=True) being refused, and the unused-input
+    error not saying what PyTorch's says."""
+    p = pylucid.tensor(2.0, requires_grad=True)
+    u = pylucid.tensor([1.0, 2.0], requires_grad=True)
+    gp, gu = pylucid.autograd.grad(p * p, (p, u), materialize_grads=True)
+    assert gp.item() == 4.0 and gu.tolist() == [0.0, 0.0] and gu.shape == u.shape
+    with pytest.raises(ValueError, match="allow_unused"):
+        pylucid.autograd.grad(p * p, (p, u), allow_unused=False, materialize_grads=True)
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        pylucid.autograd.grad(p * p, (p, u))
+    assert pylucid.autograd.grad(p * p, (p, u), allow_unused=True)[1] is None
+    with pytest.raises(pylucid.LucidError, match="vmap"):
+        pylucid.autograd.grad(p * p, p, is_grads_batched=True)
+
+
+def test_is_anomaly_enabled_at_the_top_level():
+    """Guards against torch.is_anomaly_enabled() missing."""
+    assert pylucid.is_anomaly_enabled() is False
+    with pylucid.autograd.detect_anomaly():
+        assert pylucid.is_anomaly_enabled() and pylucid.autograd.is_anomaly_enabled()
+    assert not pylucid.is_anomaly_enabled()
+
+
+def test_retained_grad_sees_hooks_registered_after_retain_grad():
+    """Guards against y.grad being the gradient before y's hooks ran when y.retain_grad() came
+    first: PyTorch always runs the retains-grad hook last."""
+    for retain_first in (True, False):
+        x = pylucid.tensor([1.0, -2.0], requires_grad=True)
+        y = x * 2
+        if retain_first:
+            y.retain_grad()
+        y.register_hook(lambda g: g * 0.5)
+        if not retain_first:
+            y.retain_grad()
+        (y * y).sum().backward()
+        assert y.grad.tolist() == [2.0, -4.0]  # 2y halved
+        assert x.grad.tolist() == [4.0, -8.0]
+
+
+def test_error_wording_for_in_place_on_a_leaf_and_integer_requires_grad():
+    """Guards against the messages PyTorch users search for being missing."""
+    leaf = pylucid.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        leaf.add_(1)
+    with pytest.raises(RuntimeError, match="only Tensors of floating point"):
+        pylucid.tensor([1, 2]).requires_grad_()
+    with pytest.raises(RuntimeError, match="only Tensors of floating point"):
+        pylucid.tensor([1, 2]).requires_grad = True
+
+
+def test_load_state_dict_reports_every_problem():
+    """Guards against load_state_dict stopping at the first bad key instead of listing, as
+    PyTorch does, every missing/unexpected key and size mismatch."""
+    a, b = nn.Linear(2, 3), nn.Linear(2, 4)
+    with pytest.raises(RuntimeError) as e:
+        b.load_state_dict(a.state_dict())
+    msg = str(e.value)
+    assert isinstance(e.value, pylucid.ShapeMismatch)
+    assert msg.startswith("Error(s) in loading state_dict for Linear:\n\t")
+    assert ("size mismatch for weight: copying a param with shape pylucid.Size([3, 2]) from checkpoint, the "
+            "shape in current model is pylucid.Size([4, 2]).") in msg
+    assert "size mismatch for bias" in msg
+    sd = nn.Linear(2, 4).state_dict()
+    del sd["bias"]
+    sd["extra"] = pylucid.zeros(1)
+    with pytest.raises(pylucid.LucidError) as e:
+        b.load_state_dict(sd)
+    assert 'Missing key(s) in state_dict: "bias". ' in str(e.value)
+    assert 'Unexpected key(s) in state_dict: "extra". ' in str(e.value)
+    before = b.weight.detach().clone()
+    assert b.load_state_dict(sd, strict=False) == (["bias"], ["extra"])
+    assert not pylucid.equal(before, b.weight)
+
+
+def test_zero_dim_index_along_a_vector():
+    """Guards against x.gather(0, tensor(i)) and zeros(10).scatter_(0, tensor(y), value=1) (the
+    tutorials' one-hot target transform) being refused: PyTorch reads a 0-d index as 1 element."""
+    x = pylucid.arange(5.0)
+    g = x.gather(0, pylucid.tensor(2))
+    assert g.shape == () and g.item() == 2.0
+    assert pylucid.zeros(4).scatter_(0, pylucid.tensor(1), value=1).tolist() == [0, 1, 0, 0]
+    assert pylucid.zeros(4).scatter(0, pylucid.tensor(3), pylucid.tensor(2.0)).tolist() == [0, 0, 0, 2]
+    assert pylucid.zeros(3).scatter_add(0, pylucid.tensor(1), pylucid.tensor(3.0)).tolist() == [0, 3, 0]
+    z = pylucid.ones(3)
+    z.scatter_add_(0, pylucid.tensor(2), pylucid.tensor(4.0))
+    assert z.tolist() == [1, 1, 5]
+    assert pylucid.zeros(3).scatter_reduce(0, pylucid.tensor(0), pylucid.tensor(7.0), "sum").tolist() == [7, 0, 0]
+    s = pylucid.tensor(5.0).scatter_add(0, pylucid.tensor(0), pylucid.tensor(1.0))
+    assert s.shape == () and s.item() == 6.0
+    with pytest.raises(IndexError):
+        x.gather(1, pylucid.tensor(0))
+    with pytest.raises(IndexError):
+        x.gather(0, pylucid.tensor(7))
+
+
+def test_zero_dim_index_gradients():
+    """Guards against the 0-d index path of gather/scatter_add losing the gradient."""
+    x = pylucid.randn(5, dtype=pylucid.float64, requires_grad=True)
+    src = pylucid.randn((), dtype=pylucid.float64, requires_grad=True)
+    i = pylucid.tensor(3)
+    assert gradcheck(lambda x: x.gather(0, i), (x,))
+    assert gradcheck(lambda x, s: x.scatter_add(0, i, s), (x, src))
+    assert gradcheck(lambda x: pylucid.gather(x, -1, i), (x,))
