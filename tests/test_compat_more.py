@@ -325,3 +325,158 @@ def test_zero_dim_index_gradients():
     assert gradcheck(lambda x: x.gather(0, i), (x,))
     assert gradcheck(lambda x, s: x.scatter_add(0, i, s), (x, src))
     assert gradcheck(lambda x: pylucid.gather(x, -1, i), (x,))
+
+
+# ---- smaller names the API sweep found missing ----------------------------------------------
+
+def _both(fn, *arrays, grad=True):
+    """fn(lib, *tensors) under torch and pylucid: values (and the gradients of their sum) agree."""
+    outs = []
+    for lib in (torch, pylucid):
+        ts = [lib.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+        y = fn(lib, *ts)
+        if grad:
+            y.sum().backward()
+        outs.append((y.detach().numpy(), [t.grad.numpy() if grad and t.grad is not None else None for t in ts]))
+    (a, ga), (b, gb) = outs
+    np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    for u, v in zip(ga, gb):
+        if u is not None:
+            np.testing.assert_allclose(v, u, rtol=1e-5, atol=1e-6)
+
+
+def _unpool2(lib, t):
+    y, i = lib.nn.functional.max_pool2d(t, 2, return_indices=True)
+    return lib.nn.MaxUnpool2d(2)(y, i)
+
+
+def _unpool2_size(lib, t):
+    y, i = lib.nn.functional.max_pool2d(t[..., :5, :5], 2, return_indices=True)
+    return lib.nn.functional.max_unpool2d(y, i, 2, output_size=(5, 5))
+
+
+def _unpool1(lib, t):
+    y, i = lib.nn.functional.max_pool1d(t, 2, return_indices=True)
+    return lib.nn.MaxUnpool1d(2)(y, i)
+
+
+@needs_torch
+def test_new_functions_match_torch():
+    """Guards against renorm, masked_scatter, pdist, LPPool, MaxUnpool and
+    TripletMarginWithDistanceLoss giving values or gradients other than PyTorch's."""
+    r = np.random.default_rng(0)
+    x = r.standard_normal((3, 4)).astype(np.float32)
+    img = r.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    a, p, n = (r.standard_normal((5, 3)).astype(np.float32) for _ in range(3))
+    _both(lambda L, t: L.renorm(t, 2, 0, 1.0), x)
+    _both(lambda L, t: t.renorm(p=1, dim=1, maxnorm=0.5), x)
+    _both(lambda L, t: t.masked_scatter(t > 0, L.arange(12.0)), x)
+    _both(lambda L, t, s: t.masked_scatter(L.tensor([[True], [False], [True]]), s), x,
+          r.standard_normal(20).astype(np.float32))
+    _both(lambda L, t: L.nn.functional.pdist(t), x)
+    _both(lambda L, t: L.nn.functional.pdist(t, p=1), x)
+    _both(lambda L, t: L.nn.functional.lp_pool2d(t, 2, 2), img)
+    _both(lambda L, t: L.nn.LPPool2d(3, (2, 3), stride=1)(t), np.abs(img))
+    _both(lambda L, t: L.nn.LPPool1d(2, 3)(t), img[0])
+    _both(_unpool2, img)
+    _both(_unpool2_size, img)
+    _both(_unpool1, img[0])
+    _both(lambda L, a, p, n: L.nn.TripletMarginWithDistanceLoss()(a, p, n), a, p, n)
+    _both(lambda L, a, p, n: L.nn.functional.triplet_margin_with_distance_loss(
+        a, p, n, distance_function=lambda u, v: 1 - L.nn.functional.cosine_similarity(u, v), swap=True, margin=0.5,
+        reduction="sum"), a, p, n)
+    _both(lambda L, t: L.hsplit(t, 2)[1] * 2 + t.mH.sum() + L.adjoint(t).sum(), x)
+    for mod in ("MaxUnpool2d(2)", "LPPool2d(2, 3)", "TripletMarginWithDistanceLoss()", "MaxUnpool1d(3, 2)"):
+        assert repr(eval("pylucid.nn." + mod)) == repr(eval("torch.nn." + mod))  # noqa: S307
+    for expr in ("L.tensor([-8, 5]) >> 1", "L.tensor([-8, 5]) << 2", "L.bitwise_left_shift(L.tensor([3]), 4)",
+                 "L.bitwise_xor(L.tensor([True, False]), L.tensor([True, True]))", "L.bitwise_and(L.tensor([6]), 3)",
+                 "L.bitwise_or(L.tensor([6]), L.tensor([[1], [8]]))", "L.bitwise_not(L.tensor([0, -3]))",
+                 "L.gcd(L.tensor([-12, 0]), L.tensor([8, 5]))", "L.lcm(L.tensor([4, -6]), L.tensor([6, 4]))"):
+        assert eval(expr, {"L": pylucid}).tolist() == eval(expr, {"L": torch}).tolist(), expr  # noqa: S307
+    assert pylucid.result_type(pylucid.tensor([1, 2]), 2.5) == pylucid.float32
+    assert str(torch.result_type(torch.tensor([1, 2]), 2.5)) == "torch.float32"
+
+
+def test_new_differentiable_functions_pass_gradcheck():
+    """Guards against a wrong backward in the composite ops added for PyTorch parity."""
+    x = pylucid.randn(3, 4, dtype=pylucid.float64, requires_grad=True)
+    s = pylucid.randn(12, dtype=pylucid.float64, requires_grad=True)
+    img = pylucid.randn(1, 2, 4, 4, dtype=pylucid.float64).abs().add(0.1).requires_grad_()
+    a, p, n = (pylucid.randn(4, 3, dtype=pylucid.float64, requires_grad=True) for _ in range(3))
+    mask = pylucid.tensor([[True, False, True, False]] * 3)
+    assert gradcheck(lambda t: pylucid.renorm(t, 2, 0, 1.0), (x,))
+    assert gradcheck(lambda t, s: t.masked_scatter(mask, s), (x, s))
+    assert gradcheck(lambda t: F.pdist(t), (x,))
+    assert gradcheck(lambda t: F.lp_pool2d(t, 2, 2), (img,))
+    y, i = F.max_pool2d(img.detach(), 2, return_indices=True)
+    assert gradcheck(lambda t: F.max_unpool2d(t, i, 2), (y.requires_grad_(),))
+    assert gradcheck(lambda a, p, n: F.triplet_margin_with_distance_loss(a, p, n, swap=True), (a, p, n))
+
+
+def test_new_functions_without_torch():
+    """Guards the values of the small additions against hand-computed ones (no torch needed)."""
+    x = pylucid.tensor([[3.0, 4.0], [0.3, 0.4]])
+    np.testing.assert_allclose(pylucid.renorm(x, 2, 0, 1.0).numpy(), [[0.6, 0.8], [0.3, 0.4]], rtol=1e-6)
+    assert F.pdist(pylucid.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])).tolist() == [5.0, 1.0, pytest.approx(4.2426405)]
+    u = F.max_unpool2d(pylucid.tensor([[[[5.0]]]]), pylucid.tensor([[[[3]]]]), 2)
+    assert u.tolist() == [[[[0.0, 0.0], [0.0, 5.0]]]]
+    m = pylucid.zeros(2, 2).masked_scatter(pylucid.tensor([[False, True], [True, True]]), pylucid.tensor([7.0, 8.0, 9.0]))
+    assert m.tolist() == [[0.0, 7.0], [8.0, 9.0]]
+    assert (pylucid.tensor([-7]) >> 1).item() == -4 and (pylucid.tensor([3]) << 2).item() == 12
+    with pytest.raises(TypeError):
+        pylucid.bitwise_and(pylucid.tensor([1.0]), 1)
+    assert [t.shape for t in pylucid.vsplit(pylucid.zeros(4, 2), 2)] == [(2, 2), (2, 2)]
+    assert [t.shape for t in pylucid.dsplit(pylucid.zeros(1, 2, 6), [1, 4])] == [(1, 2, 1), (1, 2, 3), (1, 2, 2)]
+    with pytest.raises(RuntimeError, match="divisible"):
+        pylucid.hsplit(pylucid.zeros(2, 3), 2)
+    with pytest.raises(ValueError):
+        F.triplet_margin_with_distance_loss(x, x, x, margin=0)
+
+
+def test_tensor_surface_additions():
+    """Guards against the in-place shape methods, Tensor.new, stride(dim), numpy(force=True),
+    layouts and memory formats, is_nonzero/is_complex and empty_strided being missing."""
+    x = pylucid.zeros(3, 4)
+    assert x.unsqueeze_(0).shape == (1, 3, 4) and x.squeeze_(0).shape == (3, 4)
+    assert x.t_().shape == (4, 3) and x.transpose_(0, 1).shape == (3, 4) and x.swapaxes_(0, 1).shape == (4, 3)
+    with pytest.raises(pylucid.LucidError, match="requires grad"):
+        pylucid.zeros(2, requires_grad=True).unsqueeze_(0)
+    assert pylucid.zeros(2, 3).stride(1) == 1 and pylucid.zeros(2, 3).stride(-2) == 3
+    w = pylucid.ones(2, requires_grad=True)
+    assert w.numpy(force=True).tolist() == [1.0, 1.0]
+    assert pylucid.ones(1, dtype=pylucid.bfloat16).numpy(force=True).dtype == np.float32
+    assert pylucid.zeros(1).layout is pylucid.strided and repr(pylucid.strided) == "pylucid.strided"
+    y = pylucid.randn(1, 2, 3, 3)
+    assert pylucid.equal(y.contiguous(memory_format=pylucid.channels_last), y)
+    assert pylucid.equal(y.clone(memory_format=pylucid.contiguous_format), y)
+    assert pylucid.equal(pylucid.clone(y, memory_format=pylucid.preserve_format), y)
+    t = pylucid.tensor([1.5])
+    assert t.new(2, 3).shape == (2, 3) and t.new().shape == (0,) and t.new([1, 2]).tolist() == [1.0, 2.0]
+    assert t.new([1, 2]).dtype == pylucid.float32
+    assert pylucid.is_nonzero(pylucid.tensor([2])) and not pylucid.is_nonzero(pylucid.tensor(0.0))
+    with pytest.raises(RuntimeError, match="more than one value"):
+        pylucid.is_nonzero(pylucid.tensor([1, 2]))
+    assert not pylucid.is_complex(t) and not t.is_complex()
+    assert pylucid.empty_strided((2, 3), (3, 1)).shape == (2, 3)
+    assert pylucid.narrow_copy(pylucid.arange(5), 0, 1, 2).tolist() == [1, 2]
+    assert pylucid.nn.Linear(1, 1).share_memory().training
+
+
+def test_optimizers_keep_pytorchs_implementation_switches():
+    """Guards against Adam(foreach=..., fused=...) being refused, and print(optimizer) / the
+    param groups missing the keys PyTorch's have."""
+    p = [nn.Parameter(pylucid.ones(2))]
+    adam = pylucid.optim.Adam(p, foreach=False, fused=None, capturable=False, differentiable=False)
+    assert {"foreach", "fused", "capturable", "differentiable", "decoupled_weight_decay"} <= set(adam.param_groups[0])
+    assert adam.param_groups[0]["decoupled_weight_decay"] is False
+    assert pylucid.optim.AdamW(p).param_groups[0]["decoupled_weight_decay"] is True
+    assert {"foreach", "fused", "differentiable"} <= set(pylucid.optim.SGD(p, lr=0.1, fused=None).param_groups[0])
+    # Adam(decoupled_weight_decay=True) is AdamW
+    for opt_cls, kw in ((pylucid.optim.Adam, {"decoupled_weight_decay": True}), (pylucid.optim.AdamW, {})):
+        w = nn.Parameter(pylucid.tensor([1.0, -2.0]))
+        opt = opt_cls([w], lr=0.1, weight_decay=0.5, **kw)
+        (w * w).sum().backward()
+        opt.step()
+        if opt_cls is pylucid.optim.Adam:
+            first = w.detach().clone()
+    assert pylucid.equal(first, w.detach())

@@ -48,6 +48,7 @@ from ._math_misc import *  # noqa: E402,F401,F403
 from ._math_extra import *  # noqa: E402,F401,F403
 from ._math_linalg import *  # noqa: E402,F401,F403
 from ._compat_extra import *  # noqa: E402,F401,F403
+from ._compat_more import *  # noqa: E402,F401,F403
 
 _compat._attach_inplace()
 from .amp import autocast  # noqa: E402,F401

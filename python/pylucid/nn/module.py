@@ -350,6 +350,11 @@ class Module:
         """Returns self: every pylucid module lives on the CPU."""
         return self
 
+    def share_memory(self):
+        """Returns self: pylucid runs in one process, so there is nothing to move to shared memory
+        (PyTorch's use is sharing a model with worker processes)."""
+        return self
+
     def cuda(self, device=None):
         """Raises LucidError: pylucid has no CUDA device (check ``pylucid.cuda.is_available()``)."""
         raise _C.LucidError("Module.cuda: pylucid only has the 'cpu' device; there is no CUDA device")
