@@ -90,6 +90,7 @@ CASES = [
     ("kmeans_geometry", 1e-4, 1e-5),
     ("dcgan", 1e-3, 1e-4),
     ("quickstart", 1e-3, 1e-5),
+    ("metric_learning", 1e-3, 1e-5),
 ]
 
 
