@@ -91,6 +91,7 @@ CASES = [
     ("dcgan", 1e-3, 1e-4),
     ("quickstart", 1e-3, 1e-5),
     ("metric_learning", 1e-3, 1e-5),
+    ("segnet_unpool", 1e-3, 1e-4),
 ]
 
 
