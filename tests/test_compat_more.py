@@ -480,3 +480,11 @@ def test_optimizers_keep_pytorchs_implementation_switches():
         if opt_cls is pylucid.optim.Adam:
             first = w.detach().clone()
     assert pylucid.equal(first, w.detach())
+
+
+def test_erfinv_keeps_a_zero_dim_shape():
+    """Guards against erfinv (and so Normal.icdf) turning a 0-d tensor into shape (1,)."""
+    assert pylucid.erfinv(pylucid.tensor(0.3)).shape == ()
+    assert pylucid.tensor([[0.3, -0.2]]).erfinv().shape == (1, 2)
+    v = pylucid.distributions.Normal(0.0, 1.0).icdf(pylucid.tensor(0.3))
+    assert v.shape == () and v.item() == pytest.approx(-0.5244005, abs=1e-6)

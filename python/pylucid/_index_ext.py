@@ -416,7 +416,7 @@ def _erfinv_fn():
             d = x.dtype if x.dtype.is_floating_point else dtype.float32
             with _np.errstate(divide="ignore", invalid="ignore"):  # +-1 and |y| > 1 give +-inf, nan
                 y = _erfinv_f64(x.to(dtype.float64).numpy())
-            out = _C._from_numpy(_np.ascontiguousarray(y)).to(d)
+            out = _C._from_numpy(_np.ascontiguousarray(_np.reshape(y, tuple(x.shape)))).to(d)
             ctx.save_for_backward(out)
             return out
 
