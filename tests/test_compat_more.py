@@ -488,3 +488,13 @@ def test_erfinv_keeps_a_zero_dim_shape():
     assert pylucid.tensor([[0.3, -0.2]]).erfinv().shape == (1, 2)
     v = pylucid.distributions.Normal(0.0, 1.0).icdf(pylucid.tensor(0.3))
     assert v.shape == () and v.item() == pytest.approx(-0.5244005, abs=1e-6)
+
+
+def test_numpy_backed_ops_keep_zero_dim_results():
+    """Guards against results computed through numpy turning 0-d into shape (1,) (numpy's
+    ascontiguousarray makes a 0-d array 1-d): det of a matrix, a 0-d bfloat16 tensor, integer
+    trunc division of 0-d tensors, shifts of a 0-d tensor."""
+    assert pylucid.linalg.det(pylucid.eye(3) * 2).shape == ()
+    assert pylucid.tensor(2.0, dtype=pylucid.bfloat16).shape == ()
+    assert pylucid.tensor(7).div(pylucid.tensor(-2), rounding_mode="trunc").shape == ()
+    assert (pylucid.tensor(5) >> 1).shape == () and (pylucid.tensor(5) >> 1).item() == 2

@@ -74,7 +74,7 @@ def _int_args(a, b, op):
 
 
 def _from_np(a):
-    a = _np.ascontiguousarray(a)
+    a = _np.asarray(a, order="C")
     return _C._from_numpy(a if a.dtype == bool else a.astype(_np.int64))
 
 

@@ -30,7 +30,7 @@ __all__ = ["index_add", "index_copy", "index_fill", "index_put", "scatter", "sca
 
 
 def _long(a):
-    return _C._from_numpy(_np.ascontiguousarray(_np.asarray(a, dtype=_np.int64)))
+    return _C._from_numpy(_np.asarray(a, dtype=_np.int64, order="C"))
 
 
 def _dim(d, n, op):
@@ -240,7 +240,7 @@ def _scatter_reduce_fn():
             s = src.detach().numpy().reshape(-1)
             out, touched = _ScatterExtreme.compute(x, flat, s, reduce, include_self)
             ctx.state = (x, s, flat, out, touched, reduce, include_self, tuple(src.shape))
-            return _C._from_numpy(_np.ascontiguousarray(out.astype(x.dtype)))
+            return _C._from_numpy(_np.asarray(out.astype(x.dtype), order="C"))
 
         @staticmethod
         def backward(ctx, grad):
@@ -260,7 +260,7 @@ def _scatter_reduce_fn():
                 share = _np.divide(g, ties, out=_np.zeros_like(g), where=ties > 0)
                 gx = _np.where(x_eq & (include_self | ~touched.reshape(-1)), share, 0.0)
                 gs = _np.where(s_eq, share[flat], 0.0)
-            mk = lambda a, shp: _C._from_numpy(_np.ascontiguousarray(a.reshape(shp).astype(x.dtype)))  # noqa: E731
+            mk = lambda a, shp: _C._from_numpy(_np.asarray(a.reshape(shp).astype(x.dtype), order="C"))  # noqa: E731
             return (mk(gx, x.shape) if ctx.needs_input_grad[0] else None,
                     mk(gs, src_shape) if ctx.needs_input_grad[1] else None, None, None, None, None)
 
@@ -400,7 +400,7 @@ def _erfinv_f64(y):
     x = p * y
     finite = _np.isfinite(x)
     for _ in range(3):
-        erf = _C.erf(_C._from_numpy(_np.ascontiguousarray(_np.where(finite, x, 0.0)))).numpy()
+        erf = _C.erf(_C._from_numpy(_np.asarray(_np.where(finite, x, 0.0), order="C"))).numpy()
         x = _np.where(finite, x - (erf - y) / (2.0 / _math.sqrt(_math.pi) * _np.exp(-x * x)), x)
     x = _np.where(_np.abs(y) == 1.0, _np.copysign(_np.inf, y), x)
     return _np.where(_np.abs(y) > 1.0, _np.nan, x)
@@ -416,7 +416,7 @@ def _erfinv_fn():
             d = x.dtype if x.dtype.is_floating_point else dtype.float32
             with _np.errstate(divide="ignore", invalid="ignore"):  # +-1 and |y| > 1 give +-inf, nan
                 y = _erfinv_f64(x.to(dtype.float64).numpy())
-            out = _C._from_numpy(_np.ascontiguousarray(_np.reshape(y, tuple(x.shape)))).to(d)
+            out = _C._from_numpy(_np.asarray(_np.reshape(y, tuple(x.shape)), order="C")).to(d)
             ctx.save_for_backward(out)
             return out
 

@@ -139,7 +139,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             if not from_np and arr.dtype.kind == "f":
                 dtype = _DEFAULT_DTYPE[0]
         if dtype == bfloat16:
-            t = _C._from_numpy(_np.ascontiguousarray(arr, dtype=_np.float32)).to(bfloat16)
+            t = _C._from_numpy(_np.asarray(arr, dtype=_np.float32, order="C")).to(bfloat16)
         else:
             t = _C._from_numpy(_np.array(arr, dtype=_NP_OF[dtype], copy=True, order="C"))
     if requires_grad:
