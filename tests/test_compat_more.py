@@ -498,3 +498,39 @@ def test_numpy_backed_ops_keep_zero_dim_results():
     assert pylucid.tensor(2.0, dtype=pylucid.bfloat16).shape == ()
     assert pylucid.tensor(7).div(pylucid.tensor(-2), rounding_mode="trunc").shape == ()
     assert (pylucid.tensor(5) >> 1).shape == () and (pylucid.tensor(5) >> 1).item() == 2
+
+
+def test_more_small_functions():
+    """Guards against unique_consecutive, cumulative_trapezoid, vander, apply_/map_,
+    share_memory_, clip_grad_*(foreach=...), autocast("cpu", ...) and nn.modules.module being
+    missing or disagreeing with PyTorch's documented results."""
+    v, inv, cnt = pylucid.unique_consecutive(pylucid.tensor([1, 1, 2, 2, 3, 1, 1, 2]), return_inverse=True,
+                                             return_counts=True)
+    assert v.tolist() == [1, 2, 3, 1, 2] and inv.tolist() == [0, 0, 1, 1, 2, 3, 3, 4]
+    assert cnt.tolist() == [2, 2, 1, 2, 1]
+    rows, c = pylucid.unique_consecutive(pylucid.tensor([[1, 1], [1, 1], [2, 3]]), dim=0, return_counts=True)
+    assert rows.tolist() == [[1, 1], [2, 3]] and c.tolist() == [2, 1]
+    ct = pylucid.cumulative_trapezoid(pylucid.tensor([[1.0, 2, 4], [1, 1, 1]]), dx=0.5)
+    assert ct.tolist() == [[0.75, 2.25], [0.5, 1.0]]
+    assert pylucid.cumulative_trapezoid(pylucid.tensor([1.0, 2, 4]), pylucid.tensor([0.0, 1, 3])).tolist() == [1.5, 7.5]
+    y = pylucid.tensor([1.0, 2.0, 4.0], dtype=pylucid.float64, requires_grad=True)
+    assert gradcheck(lambda t: pylucid.cumulative_trapezoid(t, dx=0.5), (y,))
+    assert pylucid.vander(pylucid.tensor([1, 2, 3])).tolist() == [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
+    assert pylucid.vander(pylucid.tensor([1.0, 2.0]), N=3, increasing=True).tolist() == [[1, 1, 1], [1, 2, 4]]
+    t = pylucid.tensor([1.0, 2.0])
+    assert t.apply_(lambda v: v * 3) is t and t.tolist() == [3.0, 6.0]
+    assert t.map_(pylucid.tensor([1.0, 2.0]), lambda a, b: a - b).tolist() == [2.0, 4.0]
+    assert t.share_memory_() is t and not t.is_shared()
+    lin = nn.Linear(2, 2)
+    lin(pylucid.ones(1, 2)).sum().backward()
+    nn.utils.clip_grad_norm_(lin.parameters(), 1.0, foreach=None)
+    nn.utils.clip_grad_value_(lin.parameters(), 0.1, foreach=True)
+    assert lin.weight.grad.abs().max().item() <= 0.1 + 1e-7
+    with pylucid.autocast("cpu", dtype=pylucid.bfloat16):
+        assert (pylucid.ones(2, 2) @ pylucid.ones(2, 2)).dtype == pylucid.bfloat16
+    with pylucid.amp.autocast(device_type="cpu", enabled=False):
+        assert (pylucid.ones(2, 2) @ pylucid.ones(2, 2)).dtype == pylucid.float32
+    with pytest.raises(pylucid.LucidError, match="cuda"):
+        pylucid.autocast("cuda")
+    from pylucid.nn.modules.module import Module
+    assert Module is nn.Module

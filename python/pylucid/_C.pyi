@@ -365,6 +365,11 @@ class Tensor:
         """
         ``(min, max)`` of all elements or along ``dim`` in one call.
         """
+    def apply_(self, callable):
+        """
+        Applies the Python function ``callable`` to every element, in place (slow: one call per
+            element, as in PyTorch); returns self.
+        """
     def arccos(self) -> Tensor:
         """
         Alias of acos.
@@ -1129,6 +1134,8 @@ class Tensor:
         """
         True when the dtype is float16, bfloat16, float32 or float64.
         """
+    def is_shared(self):
+        ...
     def isclose(self, *args, **kwargs):
         """
         Bool tensor: ``|input - other| <= atol + rtol * |other|`` elementwise (infinities equal only
@@ -1323,6 +1330,11 @@ class Tensor:
     def lt_(self, *args, **kwargs):
         """
         In-place lt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def map_(self, tensor, callable):
+        """
+        ``self[i] = callable(self[i], tensor[i])`` for every element (``tensor`` broadcast to self's
+            shape), in place; returns self.
         """
     def masked_fill(self, mask: Tensor, value: typing.Any) -> Tensor:
         """
@@ -1761,6 +1773,8 @@ class Tensor:
         """
         In-place sgn: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def share_memory_(self):
+        ...
     def short(self, memory_format = None):
         """
         This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
@@ -2052,6 +2066,10 @@ class Tensor:
             along that dim; with ``return_inverse`` each element's (slice's) index into them and with
             ``return_counts`` how often each occurs: a tensor, or a tuple when either flag is set.
         """
+    def unique_consecutive(self, *args, **kwargs):
+        """
+        Method form of pylucid.unique_consecutive.
+        """
     def unsqueeze(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         A view with a size-1 dim inserted at `dim` (in [-ndim-1, ndim]).
@@ -2059,6 +2077,10 @@ class Tensor:
     def unsqueeze_(self, *args, **kwargs):
         """
         In-place unsqueeze: self takes the shape (and strides) of self.unsqueeze(...) and is returned.
+        """
+    def vander(self, *args, **kwargs):
+        """
+        Method form of pylucid.vander.
         """
     def var(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """

@@ -21,7 +21,7 @@ __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_l
            "bitwise_right_shift", "gcd", "lcm", "hsplit", "vsplit", "dsplit", "adjoint", "narrow_copy",
            "masked_scatter", "is_nonzero", "is_complex", "empty_strided", "result_type", "strided",
            "sparse_coo", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
-           "layout", "memory_format", "renorm"]
+           "layout", "memory_format", "renorm", "unique_consecutive", "cumulative_trapezoid", "vander"]
 
 
 # ---- layouts and memory formats ---------------------------------------------------------------
@@ -197,6 +197,73 @@ def renorm(input, p, dim, maxnorm):
     return input * scale
 
 
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapses each run of equal consecutive elements (or slices along ``dim``) to one, as
+    ``itertools.groupby``; with ``return_inverse`` the run index of every element, with
+    ``return_counts`` each run's length."""
+    from ._index_ext import _dim
+    a = input.detach()
+    a = (a.float() if a.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else a).numpy()
+    if dim is None:
+        flat = a.reshape(-1)
+        keep = _np.ones(flat.shape[0], dtype=bool)
+        keep[1:] = flat[1:] != flat[:-1]
+        values = flat[keep]
+        inv_shape = a.shape
+    else:
+        d = _dim(dim, input.dim(), "unique_consecutive")
+        moved = _np.moveaxis(a, d, 0)
+        rows = moved.reshape(moved.shape[0], -1)
+        keep = _np.ones(rows.shape[0], dtype=bool)
+        keep[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        values = _np.moveaxis(moved[keep], 0, d)
+        inv_shape = (a.shape[d],)
+    out = _C._from_numpy(_np.array(values, order="C")).to(input.dtype)
+    extra = []
+    if return_inverse:
+        extra.append(_from_np((_np.cumsum(keep) - 1).reshape(inv_shape)))
+    if return_counts:
+        starts = _np.flatnonzero(keep)
+        extra.append(_from_np(_np.diff(_np.append(starts, keep.shape[0]))))
+    return (out, *extra) if extra else out
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoid-rule integral of ``y`` along ``dim`` (one fewer element than ``y``
+    there), with sample points ``x`` or spacing ``dx`` (default 1); differentiable."""
+    from ._index_ext import _dim
+    d = _dim(dim, y.dim(), "cumulative_trapezoid")
+    n = y.shape[d]
+    avg = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) / 2 if n > 1 else y.narrow(d, 0, 0)
+    if x is not None:
+        xd = x.dim() - 1 if x.dim() == 1 else d
+        step = x.narrow(xd, 1, n - 1) - x.narrow(xd, 0, n - 1)
+        if x.dim() == 1 and y.dim() > 1:
+            step = step.reshape([n - 1 if i == d else 1 for i in range(y.dim())])
+        avg = avg * step
+    elif dx is not None:
+        avg = avg * dx
+    return avg.cumsum(d)
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of the 1-D ``x``: columns ``x ** (N-1), ..., x ** 0`` (the other way
+    round with ``increasing``); ``N`` defaults to ``len(x)``."""
+    from ._shape import stack
+    if x.dim() != 1:
+        raise _C.ShapeMismatch(f"vander: x must be a one-dimensional tensor, got {x.dim()} dims")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise _C.LucidError(f"vander: N must be non-negative, got {n}")
+    base = x if x.dtype != _C.dtype.bool else x.long()
+    cols = [base * 0 + 1 if i == 0 else base ** i for i in range(n)]
+    if not cols:
+        from ._tensor import empty
+        return empty(x.shape[0], 0, dtype=base.dtype)
+    out = stack(cols, 1)
+    return out if increasing else out.flip(1)
+
+
 # ---- predicates and factories -----------------------------------------------------------------
 
 def is_nonzero(input):
@@ -283,6 +350,23 @@ def _tensor_new(self, *args, **kwargs):
     return empty(*(args or (0,)), dtype=self.dtype)
 
 
+def _apply_(self, callable):
+    """Applies the Python function ``callable`` to every element, in place (slow: one call per
+    element, as in PyTorch); returns self."""
+    from ._tensor import tensor
+    vals = [callable(v) for v in self.detach().reshape(-1).tolist()]
+    return self.copy_(tensor(vals, dtype=self.dtype).reshape(self.shape))
+
+
+def _map_(self, tensor, callable):
+    """``self[i] = callable(self[i], tensor[i])`` for every element (``tensor`` broadcast to self's
+    shape), in place; returns self."""
+    from ._tensor import tensor as _tensor
+    other = tensor.expand_as(self).reshape(-1).tolist()
+    vals = [callable(a, b) for a, b in zip(self.detach().reshape(-1).tolist(), other)]
+    return self.copy_(_tensor(vals, dtype=self.dtype).reshape(self.shape))
+
+
 def _tensor_is_complex(self):
     """False: pylucid has no complex dtypes."""
     return False
@@ -299,12 +383,13 @@ _PROPERTIES = {
 def _install():
     for op in ("unsqueeze", "squeeze", "t", "transpose", "swapaxes", "swapdims"):
         setattr(Tensor, op + "_", _shape_inplace(op))
-    methods = {"stride": _tensor_stride, "numpy": _tensor_numpy, "new": _tensor_new, "is_complex": _tensor_is_complex,
+    methods = {"apply_": _apply_, "map_": _map_, "share_memory_": lambda self: self, "is_shared": lambda self: False,
+               "stride": _tensor_stride, "numpy": _tensor_numpy, "new": _tensor_new, "is_complex": _tensor_is_complex,
                "renorm_": _renorm_, "masked_scatter_": _masked_scatter_,
                "__lshift__": _as_method(bitwise_left_shift), "__rshift__": _as_method(bitwise_right_shift),
                "__rlshift__": lambda self, other: bitwise_left_shift(other, self),
                "__rrshift__": lambda self, other: bitwise_right_shift(other, self)}
-    for fn in (renorm, adjoint, narrow_copy, masked_scatter, hsplit, vsplit, dsplit, bitwise_and, bitwise_or, bitwise_xor,
+    for fn in (unique_consecutive, vander, renorm, adjoint, narrow_copy, masked_scatter, hsplit, vsplit, dsplit, bitwise_and, bitwise_or, bitwise_xor,
                bitwise_not, bitwise_left_shift, bitwise_right_shift, gcd, lcm):
         methods[fn.__name__] = _as_method(fn)
     for name, fn in methods.items():
