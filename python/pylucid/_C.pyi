@@ -1135,7 +1135,9 @@ class Tensor:
         True when the dtype is float16, bfloat16, float32 or float64.
         """
     def is_shared(self):
-        ...
+        """
+        False: pylucid runs in one process and never places tensors in shared memory.
+        """
     def isclose(self, *args, **kwargs):
         """
         Bool tensor: ``|input - other| <= atol + rtol * |other|`` elementwise (infinities equal only
@@ -1774,7 +1776,9 @@ class Tensor:
         In-place sgn: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def share_memory_(self):
-        ...
+        """
+        Returns self: pylucid runs in one process, there is no shared memory to move to.
+        """
     def short(self, memory_format = None):
         """
         This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;

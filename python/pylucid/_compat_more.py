@@ -367,6 +367,16 @@ def _map_(self, tensor, callable):
     return self.copy_(_tensor(vals, dtype=self.dtype).reshape(self.shape))
 
 
+def _share_memory_(self):
+    """Returns self: pylucid runs in one process, there is no shared memory to move to."""
+    return self
+
+
+def _is_shared(self):
+    """False: pylucid runs in one process and never places tensors in shared memory."""
+    return False
+
+
 def _tensor_is_complex(self):
     """False: pylucid has no complex dtypes."""
     return False
@@ -383,7 +393,7 @@ _PROPERTIES = {
 def _install():
     for op in ("unsqueeze", "squeeze", "t", "transpose", "swapaxes", "swapdims"):
         setattr(Tensor, op + "_", _shape_inplace(op))
-    methods = {"apply_": _apply_, "map_": _map_, "share_memory_": lambda self: self, "is_shared": lambda self: False,
+    methods = {"apply_": _apply_, "map_": _map_, "share_memory_": _share_memory_, "is_shared": _is_shared,
                "stride": _tensor_stride, "numpy": _tensor_numpy, "new": _tensor_new, "is_complex": _tensor_is_complex,
                "renorm_": _renorm_, "masked_scatter_": _masked_scatter_,
                "__lshift__": _as_method(bitwise_left_shift), "__rshift__": _as_method(bitwise_right_shift),
