@@ -534,3 +534,61 @@ def test_more_small_functions():
         pylucid.autocast("cuda")
     from pylucid.nn.modules.module import Module
     assert Module is nn.Module
+
+
+def test_prune_reparametrises_and_removes():
+    """Guards against nn.utils.prune missing or its layout differing from PyTorch's
+    (weight_orig parameter, weight_mask buffer, a pre-hook recomputing weight)."""
+    from pylucid.nn.utils import prune
+    lin = nn.Linear(4, 3)
+    with pylucid.no_grad():
+        lin.weight.copy_(pylucid.arange(12.0).reshape(3, 4) - 5.5)
+    prune.l1_unstructured(lin, "weight", amount=0.25)
+    assert [n for n, _ in lin.named_parameters()] == ["bias", "weight_orig"]
+    assert [n for n, _ in lin.named_buffers()] == ["weight_mask"]
+    assert lin.weight_mask.view(-1).tolist() == [1] * 4 + [0] * 3 + [1] * 5  # |w| smallest: 4.5.. -> -0.5, 0.5, ...
+    assert sorted((lin.weight == 0).nonzero()[:, 1].tolist()) == [0, 1, 2]
+    prune.ln_structured(lin, "weight", amount=1, n=1, dim=0)  # drops the row of smallest L1 norm
+    hook = next(h for h in lin._forward_pre_hooks.values() if h._tensor_name == "weight")
+    assert isinstance(hook, prune.PruningContainer) and len(hook) == 2
+    assert lin.weight[1].abs().sum().item() == 0 and lin.weight[0].abs().sum().item() > 0
+    with pylucid.no_grad():
+        lin.weight_orig.add_(1.0)
+    lin(pylucid.ones(1, 4))  # the pre-hook recomputes weight
+    assert lin.weight[1].abs().sum().item() == 0 and lin.weight[0, 0].item() == -4.5
+    assert prune.is_pruned(lin)
+    prune.remove(lin, "weight")
+    assert [n for n, _ in lin.named_parameters()] == ["bias", "weight"] and list(lin.named_buffers()) == []
+    assert isinstance(lin.weight, nn.Parameter) and lin.weight[1].abs().sum().item() == 0
+    assert not prune.is_pruned(lin)
+    with pytest.raises(ValueError, match="has to be pruned"):
+        prune.remove(lin, "weight")
+    with pytest.raises(ValueError):
+        prune.l1_unstructured(nn.Linear(2, 2), "weight", amount=1.5)
+
+
+def test_prune_global_and_custom():
+    """Guards against global_unstructured not pruning the smallest fraction across all the
+    tensors together, and a custom BasePruningMethod not being usable."""
+    from pylucid.nn.utils import prune
+    a, b = nn.Linear(10, 10), nn.Linear(10, 5)
+    prune.global_unstructured([(a, "weight"), (b, "weight")], pruning_method=prune.L1Unstructured, amount=0.2)
+    zeros = int((a.weight == 0).sum()) + int((b.weight == 0).sum())
+    assert zeros == 30
+    kept = pylucid.cat([a.weight_orig[a.weight_mask == 1].abs(), b.weight_orig[b.weight_mask == 1].abs()])
+    cut = pylucid.cat([a.weight_orig[a.weight_mask == 0].abs(), b.weight_orig[b.weight_mask == 0].abs()])
+    assert cut.max().item() <= kept.min().item()
+
+    class EveryOther(prune.BasePruningMethod):
+        PRUNING_TYPE = "unstructured"
+
+        def compute_mask(self, t, default_mask):
+            mask = default_mask.clone()
+            mask.view(-1)[::2] = 0
+            return mask
+
+    lin = nn.Linear(2, 4)
+    EveryOther.apply(lin, "bias")
+    assert lin.bias_mask.tolist() == [0, 1, 0, 1]
+    m = prune.custom_from_mask(nn.Linear(2, 2), "weight", mask=pylucid.tensor([[1.0, 0.0], [0.0, 1.0]]))
+    assert m.weight[0, 1].item() == 0 and m.weight[1, 1].item() != 0

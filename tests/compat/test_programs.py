@@ -92,6 +92,7 @@ CASES = [
     ("quickstart", 1e-3, 1e-5),
     ("metric_learning", 1e-3, 1e-5),
     ("segnet_unpool", 1e-3, 1e-4),
+    ("pruning", 1e-4, 1e-5),
 ]
 
 
