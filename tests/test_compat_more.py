@@ -592,3 +592,59 @@ def test_prune_global_and_custom():
     assert lin.bias_mask.tolist() == [0, 1, 0, 1]
     m = prune.custom_from_mask(nn.Linear(2, 2), "weight", mask=pylucid.tensor([[1.0, 0.0], [0.0, 1.0]]))
     assert m.weight[0, 1].item() == 0 and m.weight[1, 1].item() != 0
+
+
+DIST_SCRIPT = """
+from torch.distributions import Exponential, Laplace, LogNormal, Geometric
+torch.manual_seed(0)
+out = []
+for d in [Exponential(torch.tensor([0.5, 2.0])), Laplace(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.5])),
+          LogNormal(torch.tensor([0.0, 0.3]), torch.tensor([1.0, 0.5])), Geometric(torch.tensor([0.3, 0.8])),
+          Geometric(logits=torch.tensor([0.2, -1.0]))]:
+    s = d.sample((3,))
+    out += [s, d.log_prob(s), d.entropy(), d.mean, d.variance, d.stddev, d.mode]
+    if not isinstance(d, Geometric):
+        out += [d.cdf(s), d.icdf(torch.tensor([0.2, 0.7])), d.rsample((2,))]
+"""
+
+
+@needs_torch
+def test_more_distributions_match_torch():
+    """Guards against Exponential, Laplace, LogNormal and Geometric drawing other samples or
+    giving other log_prob/cdf/icdf/entropy/moments than PyTorch's for the same seed."""
+    results = []
+    for lib, mod in ((torch, "torch.distributions"), (pylucid, "pylucid.distributions")):
+        ns = {"torch": lib}
+        exec(DIST_SCRIPT.replace("torch.distributions", mod), ns)  # noqa: S102
+        results.append([t.detach().numpy() for t in ns["out"]])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_more_distributions_formulas_and_gradients():
+    """Guards the new distributions' log densities against the textbook formulas and their
+    gradients in the parameters (float64 gradcheck)."""
+    D = pylucid.distributions
+    v = pylucid.tensor([0.5, 2.0], dtype=pylucid.float64)
+    np.testing.assert_allclose(D.Exponential(pylucid.tensor([2.0, 0.5], dtype=pylucid.float64)).log_prob(v).numpy(),
+                               [np.log(2) - 1.0, np.log(0.5) - 1.0])
+    np.testing.assert_allclose(D.Laplace(0.0, 2.0).log_prob(pylucid.tensor(1.0)).item(), -np.log(4) - 0.5, rtol=1e-6)
+    np.testing.assert_allclose(D.LogNormal(0.0, 1.0).log_prob(pylucid.tensor(1.0)).item(), -0.5 * np.log(2 * np.pi),
+                               rtol=1e-6)
+    np.testing.assert_allclose(D.Geometric(0.25).log_prob(pylucid.tensor(2.0)).item(), np.log(0.75 ** 2 * 0.25),
+                               rtol=1e-6)
+    assert D.Geometric(0.25).mean.item() == 3.0 and repr(D.LogNormal(0.0, 1.0)) == "LogNormal()"
+    with pytest.raises(ValueError):
+        D.Exponential(-1.0)
+    with pytest.raises(ValueError):
+        D.Geometric(probs=0.5, logits=0.0)
+    s = D.Exponential(3.0).sample((2000,))
+    assert (s >= 0).all() and abs(s.mean().item() - 1 / 3) < 0.05
+    r = pylucid.tensor([0.7, 1.3], dtype=pylucid.float64, requires_grad=True)
+    loc = pylucid.tensor([0.1, -0.4], dtype=pylucid.float64, requires_grad=True)
+    p = pylucid.tensor([0.3, 0.6], dtype=pylucid.float64, requires_grad=True)
+    assert gradcheck(lambda r: D.Exponential(r).log_prob(v), (r,))
+    assert gradcheck(lambda m, s: D.Laplace(m, s).log_prob(v), (loc, r))
+    assert gradcheck(lambda m, s: D.LogNormal(m, s).log_prob(v) + D.LogNormal(m, s).entropy(), (loc, r))
+    assert gradcheck(lambda p: D.Geometric(p).log_prob(pylucid.tensor([0.0, 3.0], dtype=pylucid.float64))
+                     + D.Geometric(p).entropy(), (p,))
