@@ -93,6 +93,7 @@ CASES = [
     ("metric_learning", 1e-3, 1e-5),
     ("segnet_unpool", 1e-3, 1e-4),
     ("pruning", 1e-4, 1e-5),
+    ("probabilistic_models", 1e-3, 1e-4),
 ]
 
 
