@@ -648,3 +648,23 @@ def test_more_distributions_formulas_and_gradients():
     assert gradcheck(lambda m, s: D.LogNormal(m, s).log_prob(v) + D.LogNormal(m, s).entropy(), (loc, r))
     assert gradcheck(lambda p: D.Geometric(p).log_prob(pylucid.tensor([0.0, 3.0], dtype=pylucid.float64))
                      + D.Geometric(p).entropy(), (p,))
+
+
+def test_nn_buffer_registers_on_assignment():
+    """Guards against `self.x = nn.Buffer(t, persistent=...)` (PyTorch 2.5+) not registering a
+    buffer, or a non-persistent one landing in state_dict."""
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Buffer(pylucid.zeros(2))
+            self.b = nn.Buffer(pylucid.ones(1), persistent=False)
+
+    m = M()
+    assert [n for n, _ in m.named_buffers()] == ["a", "b"] and list(m.state_dict()) == ["a"]
+    assert type(m.a) is pylucid.Tensor and not m.a.requires_grad
+    m.a = pylucid.ones(2)  # a plain tensor assigned to a buffer name replaces the buffer
+    assert m.state_dict()["a"].tolist() == [1.0, 1.0]
+    b = nn.Buffer(pylucid.ones(2, requires_grad=True))
+    assert not b.requires_grad and b.persistent and repr(b) == "tensor([1., 1.])"
+    with pytest.raises(TypeError):
+        nn.Buffer([1.0])

@@ -11,7 +11,7 @@ from collections import OrderedDict, namedtuple
 from .. import _C
 from .._C import Tensor
 from ..autograd.hooks import RemovableHandle
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 
 __all__ = ["Module"]
 
@@ -122,6 +122,15 @@ class Module:
             self._buffers.pop(name, None)
             self.__dict__.pop(name, None)
             self._modules[name] = value
+        elif isinstance(value, Buffer):  # nn.Buffer(...): a buffer, stored as the plain tensor
+            self._parameters.pop(name, None)
+            self._modules.pop(name, None)
+            self.__dict__.pop(name, None)
+            self._buffers[name] = value.detach()
+            if value.persistent:
+                self._non_persistent.discard(name)
+            else:
+                self._non_persistent.add(name)
         elif name in self._parameters:
             if value is not None:
                 raise _C.DtypeMismatch(f"{type(self).__name__}: cannot assign {type(value).__name__} "
