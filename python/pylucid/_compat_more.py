@@ -12,10 +12,31 @@ methods (``unsqueeze_``, ``squeeze_``, ``t_``, ``transpose_``), the legacy ``Ten
 >>> x.unsqueeze_(0).shape
 pylucid.Size([1, 3, 4])
 """
+import numbers as _numbers
+
 import numpy as _np
 
 from . import _C
 from ._C import Tensor
+
+
+def _t(x, op, name="input"):
+    """``x`` if it is a Tensor, else a DtypeMismatch (a TypeError) naming the op and argument."""
+    if not isinstance(x, Tensor):
+        raise _C.DtypeMismatch(f"{op}: expected a Tensor for {name}, got {type(x).__name__}")
+    return x
+
+
+def _int(v, op, name):
+    if isinstance(v, bool) or not isinstance(v, (int, _np.integer)):
+        raise _C.DtypeMismatch(f"{op}: {name} must be an int, got {type(v).__name__}")
+    return int(v)
+
+
+def _real(v, op, name):
+    if isinstance(v, bool) or not isinstance(v, _numbers.Real):
+        raise _C.DtypeMismatch(f"{op}: {name} must be a number, got {type(v).__name__}")
+    return float(v)
 
 __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
            "bitwise_right_shift", "gcd", "lcm", "hsplit", "vsplit", "dsplit", "adjoint", "narrow_copy",
@@ -133,7 +154,7 @@ def _split_along(input, sections, dim, op, min_dims):
     if input.dim() < min_dims:
         raise _C.LucidError(f"{op} requires a tensor with at least {min_dims} dimension(s), but got a tensor with "
                             f"{input.dim()} dimensions")
-    if isinstance(sections, int) and input.shape[dim] % sections:
+    if isinstance(sections, int) and not isinstance(sections, bool) and sections > 0 and input.shape[dim] % sections:
         raise _C.LucidError(f"{op} attempted to split along dimension {dim}, but the size of the dimension "
                             f"{input.shape[dim]} is not divisible by the split_size {sections}!")
     return tensor_split(input, sections, dim)
@@ -141,22 +162,25 @@ def _split_along(input, sections, dim, op, min_dims):
 
 def hsplit(input, indices_or_sections):
     """Splits column-wise: along dim 1 (dim 0 for a 1-D tensor), as numpy's hsplit."""
+    _t(input, "hsplit")
     return _split_along(input, indices_or_sections, 0 if input.dim() == 1 else 1, "torch.hsplit", 1)
 
 
 def vsplit(input, indices_or_sections):
     """Splits row-wise, along dim 0 (the tensor must be at least 2-D), as numpy's vsplit."""
+    _t(input, "vsplit")
     return _split_along(input, indices_or_sections, 0, "torch.vsplit", 2)
 
 
 def dsplit(input, indices_or_sections):
     """Splits depth-wise, along dim 2 (the tensor must be at least 3-D), as numpy's dsplit."""
+    _t(input, "dsplit")
     return _split_along(input, indices_or_sections, 2, "torch.dsplit", 3)
 
 
 def adjoint(input):
     """The conjugate transpose of the last two dims; for real tensors, ``input.transpose(-2, -1)``."""
-    if input.dim() < 2:
+    if _t(input, "adjoint").dim() < 2:
         raise _C.ShapeMismatch(f"adjoint: tensor.adjoint() is only supported on matrices or batches of matrices, got "
                                f"{input.dim()}-D tensor")
     return input.transpose(-2, -1)
@@ -164,14 +188,18 @@ def adjoint(input):
 
 def narrow_copy(input, dim, start, length):
     """``input.narrow(dim, start, length)`` as a new tensor (not a view)."""
-    return input.narrow(dim, start, length).clone()
+    return _t(input, "narrow_copy").narrow(dim, start, length).clone()
 
 
 def masked_scatter(input, mask, source):
     """``input`` with the positions where ``mask`` (broadcast to input's shape) is True filled, in
     row-major order, with consecutive elements of ``source``; differentiable in input and source."""
-    if mask.dtype != _C.dtype.bool:
+    _t(input, "masked_scatter")
+    _t(source, "masked_scatter", "source")
+    if _t(mask, "masked_scatter", "mask").dtype != _C.dtype.bool:
         raise _C.DtypeMismatch(f"masked_scatter: expected a bool mask, got {mask.dtype!r}")
+    if source.dtype.is_floating_point != input.dtype.is_floating_point and input.requires_grad:
+        raise _C.DtypeMismatch(f"masked_scatter: source ({source.dtype!r}) and input ({input.dtype!r}) dtypes differ")
     m = mask.expand_as(input).reshape(-1)
     idx = m.nonzero().reshape(-1)
     if idx.numel() > source.numel():
@@ -186,7 +214,10 @@ def renorm(input, p, dim, maxnorm):
     ``maxnorm / (norm + 1e-7)`` (PyTorch's formula); differentiable."""
     from ._index_ext import _dim
     from .linalg import vector_norm
-    d = _dim(dim, input.dim(), "renorm")
+    d = _dim(dim, _t(input, "renorm").dim(), "renorm")
+    p, maxnorm = _real(p, "renorm", "p"), _real(maxnorm, "renorm", "maxnorm")
+    if not input.dtype.is_floating_point:
+        raise _C.DtypeMismatch(f"renorm: expected a floating tensor, got {input.dtype!r}")
     if p <= 0:
         raise _C.LucidError(f"renorm: non-positive norm not supported, got p={p}")
     if maxnorm < 0:
@@ -202,7 +233,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     ``itertools.groupby``; with ``return_inverse`` the run index of every element, with
     ``return_counts`` each run's length."""
     from ._index_ext import _dim
-    a = input.detach()
+    a = _t(input, "unique_consecutive").detach()
     a = (a.float() if a.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else a).numpy()
     if dim is None:
         flat = a.reshape(-1)
@@ -232,17 +263,23 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoid-rule integral of ``y`` along ``dim`` (one fewer element than ``y``
     there), with sample points ``x`` or spacing ``dx`` (default 1); differentiable."""
     from ._index_ext import _dim
-    d = _dim(dim, y.dim(), "cumulative_trapezoid")
+    d = _dim(dim, _t(y, "cumulative_trapezoid", "y").dim(), "cumulative_trapezoid")
+    if y.dim() == 0:
+        raise _C.ShapeMismatch("cumulative_trapezoid: y must have at least one dim")
     n = y.shape[d]
     avg = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) / 2 if n > 1 else y.narrow(d, 0, 0)
     if x is not None:
+        _t(x, "cumulative_trapezoid", "x")
+        if x.dim() != 1 and tuple(x.shape) != tuple(y.shape) or x.shape[-1 if x.dim() == 1 else d] != n:
+            raise _C.ShapeMismatch(f"cumulative_trapezoid: x of shape {tuple(x.shape)} does not fit y of shape "
+                                   f"{tuple(y.shape)} along dim {d}")
         xd = x.dim() - 1 if x.dim() == 1 else d
         step = x.narrow(xd, 1, n - 1) - x.narrow(xd, 0, n - 1)
         if x.dim() == 1 and y.dim() > 1:
             step = step.reshape([n - 1 if i == d else 1 for i in range(y.dim())])
         avg = avg * step
     elif dx is not None:
-        avg = avg * dx
+        avg = avg * _real(dx, "cumulative_trapezoid", "dx")
     return avg.cumsum(d)
 
 
@@ -250,9 +287,9 @@ def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of the 1-D ``x``: columns ``x ** (N-1), ..., x ** 0`` (the other way
     round with ``increasing``); ``N`` defaults to ``len(x)``."""
     from ._shape import stack
-    if x.dim() != 1:
+    if _t(x, "vander", "x").dim() != 1:
         raise _C.ShapeMismatch(f"vander: x must be a one-dimensional tensor, got {x.dim()} dims")
-    n = x.shape[0] if N is None else N
+    n = x.shape[0] if N is None else _int(N, "vander", "N")
     if n < 0:
         raise _C.LucidError(f"vander: N must be non-negative, got {n}")
     base = x if x.dtype != _C.dtype.bool else x.long()
@@ -268,7 +305,7 @@ def vander(x, N=None, increasing=False):
 
 def is_nonzero(input):
     """Whether a one-element tensor is non-zero; raises for any other size, as PyTorch does."""
-    if input.numel() != 1:
+    if _t(input, "is_nonzero").numel() != 1:
         if input.numel() == 0:
             raise _C.LucidError("Boolean value of Tensor with no values is ambiguous")
         raise _C.LucidError("Boolean value of Tensor with more than one value is ambiguous")
@@ -284,6 +321,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     """An uninitialised tensor of ``size``. pylucid allocates it contiguous; ``stride`` is checked
     for length but not kept (the values are unset either way)."""
     from ._tensor import empty
+    if not isinstance(size, (tuple, list)) or not isinstance(stride, (tuple, list)):
+        raise _C.DtypeMismatch("empty_strided: size and stride must be sequences of ints")
     if len(tuple(size)) != len(tuple(stride)):
         raise _C.ShapeMismatch(f"empty_strided: mismatch in length of strides and shape ({len(tuple(size))} sizes, "
                                f"{len(tuple(stride))} strides)")
@@ -299,7 +338,11 @@ def result_type(tensor1, tensor2):
     from ._tensor import tensor as _tensor
 
     def as_tensor(v):
-        return v if isinstance(v, Tensor) else _tensor(v)
+        if isinstance(v, Tensor):
+            return v
+        if isinstance(v, (bool, int, float)):
+            return _tensor(v)
+        raise _C.DtypeMismatch(f"result_type: expected a Tensor or a number, got {type(v).__name__}")
     return _result_type(as_tensor(tensor1), as_tensor(tensor2))
 
 
@@ -354,6 +397,8 @@ def _apply_(self, callable):
     """Applies the Python function ``callable`` to every element, in place (slow: one call per
     element, as in PyTorch); returns self."""
     from ._tensor import tensor
+    if not callable(callable):
+        raise _C.DtypeMismatch(f"apply_: expected a callable, got {type(callable).__name__}")
     vals = [callable(v) for v in self.detach().reshape(-1).tolist()]
     return self.copy_(tensor(vals, dtype=self.dtype).reshape(self.shape))
 
@@ -362,6 +407,9 @@ def _map_(self, tensor, callable):
     """``self[i] = callable(self[i], tensor[i])`` for every element (``tensor`` broadcast to self's
     shape), in place; returns self."""
     from ._tensor import tensor as _tensor
+    _t(tensor, "map_", "tensor")
+    if not callable(callable):
+        raise _C.DtypeMismatch(f"map_: expected a callable, got {type(callable).__name__}")
     other = tensor.expand_as(self).reshape(-1).tolist()
     vals = [callable(a, b) for a, b in zip(self.detach().reshape(-1).tolist(), other)]
     return self.copy_(_tensor(vals, dtype=self.dtype).reshape(self.shape))

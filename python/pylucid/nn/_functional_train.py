@@ -159,9 +159,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if sparse:
         raise _C.LucidError("embedding: sparse=True needs sparse gradients, which pylucid does not have; "
                             "use sparse=False (the gradient is dense)")
+    out = _C._embedding(input, weight, padding_idx)  # validates the arguments before any renorm
     if max_norm is not None:
+        for name, v in (("max_norm", max_norm), ("norm_type", norm_type)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise _C.DtypeMismatch(f"embedding: {name} must be a number, got {type(v).__name__}")
+        if input.dtype != _C.dtype.int64 or not weight.dtype.is_floating_point or weight.dim() != 2:
+            raise _C.DtypeMismatch("embedding: max_norm needs int64 indices and a 2-D floating weight")
         _embedding_renorm_(weight, input, max_norm, norm_type)
-    out = _C._embedding(input, weight, padding_idx)
+        out = _C._embedding(input, weight, padding_idx)
     if scale_grad_by_freq and out.requires_grad:
         counts = _C.bincount(input.reshape(-1), minlength=weight.shape[0])
         out = _ScaleGrad.apply(out, (1.0 / counts.to(out.dtype).clamp(min=1))[input].unsqueeze(-1))
