@@ -12,6 +12,7 @@ methods (``unsqueeze_``, ``squeeze_``, ``t_``, ``transpose_``), the legacy ``Ten
 >>> x.unsqueeze_(0).shape
 pylucid.Size([1, 3, 4])
 """
+import builtins as _builtins
 import numbers as _numbers
 
 import numpy as _np
@@ -397,7 +398,7 @@ def _apply_(self, callable):
     """Applies the Python function ``callable`` to every element, in place (slow: one call per
     element, as in PyTorch); returns self."""
     from ._tensor import tensor
-    if not callable(callable):
+    if not _builtins.callable(callable):
         raise _C.DtypeMismatch(f"apply_: expected a callable, got {type(callable).__name__}")
     vals = [callable(v) for v in self.detach().reshape(-1).tolist()]
     return self.copy_(tensor(vals, dtype=self.dtype).reshape(self.shape))
@@ -408,7 +409,7 @@ def _map_(self, tensor, callable):
     shape), in place; returns self."""
     from ._tensor import tensor as _tensor
     _t(tensor, "map_", "tensor")
-    if not callable(callable):
+    if not _builtins.callable(callable):
         raise _C.DtypeMismatch(f"map_: expected a callable, got {type(callable).__name__}")
     other = tensor.expand_as(self).reshape(-1).tolist()
     vals = [callable(a, b) for a, b in zip(self.detach().reshape(-1).tolist(), other)]
