@@ -94,6 +94,7 @@ CASES = [
     ("segnet_unpool", 1e-3, 1e-4),
     ("pruning", 1e-4, 1e-5),
     ("probabilistic_models", 1e-3, 1e-4),
+    ("distillation", 1e-3, 1e-4),
 ]
 
 
