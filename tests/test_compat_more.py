@@ -668,3 +668,30 @@ def test_nn_buffer_registers_on_assignment():
     assert not b.requires_grad and b.persistent and repr(b) == "tensor([1., 1.])"
     with pytest.raises(TypeError):
         nn.Buffer([1.0])
+
+
+def test_lazy_layers_materialise_on_the_first_forward():
+    """Guards against nn.LazyLinear / LazyConv2d missing, drawing their initial weights at
+    construction (PyTorch draws them at the first forward) or replacing the Parameter objects an
+    optimizer already holds."""
+    pylucid.manual_seed(0)
+    lazy = nn.LazyLinear(3)
+    assert repr(lazy) == "LazyLinear(in_features=0, out_features=3, bias=True)" and lazy.has_uninitialized_params()
+    w_obj = lazy.weight
+    opt = pylucid.optim.SGD(lazy.parameters(), lr=0.1)
+    y = lazy(pylucid.ones(2, 4))
+    pylucid.manual_seed(0)
+    eager = nn.Linear(4, 3)
+    assert type(lazy) is nn.Linear and lazy.in_features == 4 and lazy.weight is w_obj
+    assert pylucid.equal(lazy.weight, eager.weight) and pylucid.equal(lazy.bias, eager.bias)
+    y.sum().backward()
+    opt.step()
+    assert not pylucid.equal(lazy.weight, eager.weight)
+    conv = nn.LazyConv2d(4, 3, padding=1)
+    assert repr(conv).startswith("LazyConv2d(0, 4, kernel_size=(3, 3)")
+    assert conv(pylucid.ones(1, 2, 5, 5)).shape == (1, 4, 5, 5) and type(conv) is nn.Conv2d
+    assert conv.weight.shape == (4, 2, 3, 3) and conv.in_channels == 2
+    net = nn.Sequential(nn.LazyConv1d(2, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(2))
+    assert net(pylucid.randn(3, 5, 7)).shape == (3, 2) and net[3].in_features == 10
+    with pytest.raises(RuntimeError):
+        nn.LazyConv2d(2, 3)(pylucid.ones(5))
