@@ -4,10 +4,13 @@ placeholders and the layer prints with a size of 0; the first forward fills the 
 Parameter objects in place (so an optimizer built before it keeps working), initialised as the
 eager layer would be at that moment (the same random draws as PyTorch's lazy layers), and the
 module becomes a plain ``Linear`` / ``Conv1d`` / ``Conv2d``."""
+from typing import Any
+
 from ... import _C
 from ..._tensor import empty
 from ...autograd.grad_mode import no_grad
 from ...random import fork_rng
+from ..module import Module
 from ..parameter import Parameter
 from .conv import Conv1d, Conv2d
 from .linear import Linear
@@ -15,10 +18,14 @@ from .linear import Linear
 __all__ = ["LazyLinear", "LazyConv1d", "LazyConv2d"]
 
 
-class _LazyMixin:
+class _LazyMixin(Module):
     """Placeholders now, the eager layer's parameters on the first forward."""
 
     cls_to_become: type
+    weight: Any
+
+    def _eager(self, x) -> Any:
+        raise NotImplementedError
 
     def _make_lazy(self, dtype):
         for name in ("weight", "bias"):
@@ -66,7 +73,8 @@ class LazyLinear(_LazyMixin, Linear):
 
 
 class _LazyConv(_LazyMixin):
-    _eager_cls: type
+    _eager_cls: Any
+    _dims: int
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
