@@ -217,10 +217,10 @@ _TORCH_NODE_NAMES = {
     "Log1pBackward": "Log1PBackward", "SoftsignBackward": "DivBackward", "TanhshrinkBackward": "SubBackward",
     "NormBackward": "LinalgVectorNormBackward",
 }
-# Ops whose PyTorch overload with a dim argument is numbered 1 (sum(dim), mean(dim)) and whose
-# full reduction is 0, or the other way round (max()/min() without a dim are overload 1).
 # The node names of custom autograd Functions (``MyReLUBackward``), which PyTorch does not number.
 CUSTOM_NODE_NAMES: set[str] = set()
+# Ops whose PyTorch overload with a dim argument is numbered 1 (sum(dim), mean(dim)) and whose
+# full reduction is 0, or the other way round (max()/min() without a dim are overload 1).
 _DIM_OVERLOAD = {"SumBackward": ("0", "1"), "MeanBackward": ("0", "1"), "MaxBackward": ("1", "0"),
                  "MinBackward": ("1", "0")}
 
