@@ -95,6 +95,7 @@ CASES = [
     ("pruning", 1e-4, 1e-5),
     ("probabilistic_models", 1e-3, 1e-4),
     ("distillation", 1e-3, 1e-4),
+    ("llama_block", 1e-3, 1e-4),
 ]
 
 
