@@ -595,17 +595,18 @@ def test_prune_global_and_custom():
 
 
 DIST_SCRIPT = """
-from torch.distributions import Exponential, Laplace, LogNormal, Geometric
+from torch.distributions import Cauchy, Exponential, Laplace, LogNormal, Geometric
 torch.manual_seed(0)
-out = []
+out = [torch.empty(2, 3).cauchy_(1.0, 2.0), torch.empty(4, dtype=torch.float64).geometric_(0.25)]
 for d in [Exponential(torch.tensor([0.5, 2.0])), Laplace(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.5])),
+          Cauchy(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.5])),
           LogNormal(torch.tensor([0.0, 0.3]), torch.tensor([1.0, 0.5])), Geometric(torch.tensor([0.3, 0.8])),
           Geometric(logits=torch.tensor([0.2, -1.0]))]:
     s = d.sample((3,))
     out += [s, d.log_prob(s), d.entropy(), d.mean, d.variance, d.stddev, d.mode]
     if not isinstance(d, Geometric):
         out += [d.cdf(s), d.icdf(torch.tensor([0.2, 0.7])), d.rsample((2,))]
-"""
+"""  # noqa: E501
 
 
 @needs_torch
@@ -645,6 +646,10 @@ def test_more_distributions_formulas_and_gradients():
     p = pylucid.tensor([0.3, 0.6], dtype=pylucid.float64, requires_grad=True)
     assert gradcheck(lambda r: D.Exponential(r).log_prob(v), (r,))
     assert gradcheck(lambda m, s: D.Laplace(m, s).log_prob(v), (loc, r))
+    assert gradcheck(lambda m, s: D.Cauchy(m, s).log_prob(v) + D.Cauchy(m, s).cdf(v), (loc, r))
+    np.testing.assert_allclose(D.Cauchy(0.0, 1.0).log_prob(pylucid.tensor(1.0)).item(), -np.log(2 * np.pi), rtol=1e-6)
+    g = pylucid.empty(1000, dtype=pylucid.float64).geometric_(0.5)
+    assert g.min().item() >= 1 and abs(g.mean().item() - 2.0) < 0.2
     assert gradcheck(lambda m, s: D.LogNormal(m, s).log_prob(v) + D.LogNormal(m, s).entropy(), (loc, r))
     assert gradcheck(lambda p: D.Geometric(p).log_prob(pylucid.tensor([0.0, 3.0], dtype=pylucid.float64))
                      + D.Geometric(p).entropy(), (p,))

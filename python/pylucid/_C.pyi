@@ -569,6 +569,11 @@ class Tensor:
         This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
             pylucid has one integer dtype).
         """
+    def cauchy_(self, median = 0.0, sigma = 1.0, *, generator = None):
+        """
+        Fills self with Cauchy samples ``median + sigma * tan(pi * (u - 0.5))``, the draws
+            PyTorch's CPU ``cauchy_`` makes for the same seed; returns self.
+        """
     def ceil(self) -> Tensor:
         """
         Smallest integer >= input, in input's dtype (integers pass through); zero gradient.
@@ -997,6 +1002,11 @@ class Tensor:
         gelu(input: pylucid._C.Tensor, *, approximate: str = 'none') -> pylucid._C.Tensor
         
         GELU: 0.5 x (1 + erf(x / sqrt 2)), or with approximate='tanh' 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Floating inputs only.
+        """
+    def geometric_(self, p, *, generator = None):
+        """
+        Fills self with geometric samples (trials up to the first success, from 1), as PyTorch's
+            CPU ``geometric_`` draws them for the same seed; returns self.
         """
     def ger(self, *args, _fn = pylucid._math_ext.ger, **kwargs):
         """

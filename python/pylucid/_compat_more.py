@@ -416,6 +416,37 @@ def _map_(self, tensor, callable):
     return self.copy_(_tensor(vals, dtype=self.dtype).reshape(self.shape))
 
 
+def _uniform64(self, generator, op):
+    """float64 uniforms in [0, 1), one per element of self, from the generator's stream (what
+    PyTorch's per-element samplers draw)."""
+    from ._random import rand
+    if not self.dtype.is_floating_point:
+        raise _C.DtypeMismatch(f"{op}: expects a floating tensor, got {self.dtype!r}")
+    if self.requires_grad and self.is_leaf:
+        raise _C.LucidError(f"{op}: a leaf Variable that requires grad is being used in an in-place operation")
+    return rand(tuple(self.shape), dtype=_C.dtype.float64, generator=generator)
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fills self with Cauchy samples ``median + sigma * tan(pi * (u - 0.5))``, the draws
+    PyTorch's CPU ``cauchy_`` makes for the same seed; returns self."""
+    median, sigma = _real(median, "cauchy_", "median"), _real(sigma, "cauchy_", "sigma")
+    if sigma <= 0:
+        raise _C.LucidError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    u = _uniform64(self, generator, "cauchy_")
+    return self.copy_(median + sigma * (_np.pi * (u - 0.5)).tan())
+
+
+def _geometric_(self, p, *, generator=None):
+    """Fills self with geometric samples (trials up to the first success, from 1), as PyTorch's
+    CPU ``geometric_`` draws them for the same seed; returns self."""
+    p = _real(p, "geometric_", "p")
+    if not 0 < p < 1:
+        raise _C.LucidError(f"geometric_ expects p to be in (0, 1), got p = {p}")
+    u = _uniform64(self, generator, "geometric_")
+    return self.copy_((u.log() / _np.log1p(-p)).ceil())
+
+
 def _share_memory_(self):
     """Returns self: pylucid runs in one process, there is no shared memory to move to."""
     return self
@@ -442,7 +473,7 @@ _PROPERTIES = {
 def _install():
     for op in ("unsqueeze", "squeeze", "t", "transpose", "swapaxes", "swapdims"):
         setattr(Tensor, op + "_", _shape_inplace(op))
-    methods = {"apply_": _apply_, "map_": _map_, "share_memory_": _share_memory_, "is_shared": _is_shared,
+    methods = {"cauchy_": _cauchy_, "geometric_": _geometric_, "apply_": _apply_, "map_": _map_, "share_memory_": _share_memory_, "is_shared": _is_shared,
                "stride": _tensor_stride, "numpy": _tensor_numpy, "new": _tensor_new, "is_complex": _tensor_is_complex,
                "renorm_": _renorm_, "masked_scatter_": _masked_scatter_,
                "__lshift__": _as_method(bitwise_left_shift), "__rshift__": _as_method(bitwise_right_shift),

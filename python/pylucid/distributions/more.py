@@ -1,6 +1,6 @@
-"""More of ``torch.distributions``: :class:`Exponential`, :class:`Laplace`, :class:`LogNormal`
-(reparameterisable) and :class:`Geometric`. Samples are drawn the way PyTorch draws them
-(``exponential_``, ``uniform_``, ``randn``), so a seed gives PyTorch's samples; ``log_prob``,
+"""More of ``torch.distributions``: :class:`Exponential`, :class:`Laplace`, :class:`LogNormal`,
+:class:`Cauchy` (reparameterisable) and :class:`Geometric`. Samples are drawn the way PyTorch
+draws them (``exponential_``, ``uniform_``, ``cauchy_``, ``randn``), so a seed gives PyTorch's samples; ``log_prob``,
 ``cdf``, ``entropy`` and the moments follow PyTorch's formulas."""
 import math
 
@@ -10,7 +10,7 @@ from .continuous import Normal
 from .discrete import _clamp_probs, _one_of
 from .distribution import Distribution, _float_params
 
-__all__ = ["Exponential", "Laplace", "LogNormal", "Geometric"]
+__all__ = ["Cauchy", "Exponential", "Laplace", "LogNormal", "Geometric"]
 
 
 class Exponential(Distribution):
@@ -110,6 +110,50 @@ class Laplace(Distribution):
     @property
     def variance(self):
         return 2 * self.scale.pow(2)
+
+
+class Cauchy(Distribution):
+    """The Cauchy (Lorentz) distribution with location ``loc`` and half-width ``scale``; its mean
+    and variance do not exist (nan and inf, as PyTorch reports them)."""
+
+    has_rsample = True
+    _params = ("loc", "scale")
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _float_params(loc, scale)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        self._check("loc", self.loc, self.loc == self.loc)
+        self._check("scale", self.scale, self.scale > 0)
+
+    def rsample(self, sample_shape=()):
+        eps = pylucid.empty(self._extended_shape(sample_shape), dtype=self.loc.dtype).cauchy_()
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        self._validate_sample(value)
+        return -math.log(math.pi) - self.scale.log() - pylucid.log1p(((value - self.loc) / self.scale) ** 2)
+
+    def cdf(self, value):
+        self._validate_sample(value)
+        return pylucid.atan((value - self.loc) / self.scale) / math.pi + 0.5
+
+    def icdf(self, value):
+        return pylucid.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+
+    def entropy(self):
+        return math.log(4 * math.pi) + self.scale.log()
+
+    @property
+    def mean(self):
+        return pylucid.full_like(self.loc, math.nan)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return pylucid.full_like(self.loc, math.inf)
 
 
 class LogNormal(Distribution):
