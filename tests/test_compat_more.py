@@ -700,3 +700,18 @@ def test_lazy_layers_materialise_on_the_first_forward():
     assert net(pylucid.randn(3, 5, 7)).shape == (3, 2) and net[3].in_features == 10
     with pytest.raises(RuntimeError):
         nn.LazyConv2d(2, 3)(pylucid.ones(5))
+
+
+def test_factories_take_size_by_keyword():
+    """Guards against torch.rand(size=(2,)) / zeros(size=...) being refused (PyTorch takes the
+    shape by keyword too), and against unknown keywords being silently accepted."""
+    pylucid.manual_seed(0)
+    a = pylucid.rand(size=[2, 3])
+    pylucid.manual_seed(0)
+    assert pylucid.equal(a, pylucid.rand(2, 3))
+    assert pylucid.randn(size=(3,)).shape == (3,) and pylucid.empty(size=(1, 2)).shape == (1, 2)
+    assert pylucid.zeros(size=(2,)).tolist() == [0.0, 0.0] and pylucid.ones(size=[1, 1], dtype=pylucid.int64).tolist() == [[1]]
+    with pytest.raises(TypeError, match="multiple values"):
+        pylucid.zeros(2, size=(3,))
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        pylucid.ones(2, bogus=1)

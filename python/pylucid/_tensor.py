@@ -180,9 +180,24 @@ def _factory_dtype(dtype, op, fallback=None):
     return dtype if dtype is not None else (fallback if fallback is not None else _DEFAULT_DTYPE[0])
 
 
+def _size_kw(size, kwargs, op):
+    """The shape given positionally, or as PyTorch's ``size=`` keyword (``zeros(size=(2, 3))``):
+    a var-positional ``*size`` cannot take it by name, so it arrives in ``kwargs``."""
+    if not kwargs:
+        return size
+    bad = sorted(set(kwargs) - {"size"})
+    if bad:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{bad[0]}'")
+    if size:
+        raise TypeError(f"{op}() got multiple values for argument 'size'")
+    return (kwargs["size"],)
+
+
 def empty(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False,
-          memory_format=None, out=None) -> Tensor:
-    """An uninitialised tensor of the given shape (``empty(2, 3)`` or ``empty((2, 3))``)."""
+          memory_format=None, out=None, **kwargs) -> Tensor:
+    """An uninitialised tensor of the given shape (``empty(2, 3)``, ``empty((2, 3))`` or
+    ``empty(size=(2, 3))``)."""
+    size = _size_kw(size, kwargs, "empty")
     _check_device(device, "empty")
     _no_out(out, "empty")
     return _finish(_C._empty(_shape(size), _factory_dtype(dtype, "empty")), requires_grad)
@@ -213,15 +228,17 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     return _finish(t, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, out=None) -> Tensor:
-    """A tensor of zeros (``zeros(2, 3)`` or ``zeros((2, 3))``)."""
+def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, out=None, **kwargs) -> Tensor:
+    """A tensor of zeros (``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``)."""
+    size = _size_kw(size, kwargs, "zeros")
     _check_device(device, "zeros")
     _no_out(out, "zeros")
     return full(_shape(size), 0.0, dtype=_factory_dtype(dtype, "zeros"), requires_grad=requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, layout=None, out=None) -> Tensor:
-    """A tensor of ones (``ones(2, 3)`` or ``ones((2, 3))``)."""
+def ones(*size, dtype=None, device=None, requires_grad=False, layout=None, out=None, **kwargs) -> Tensor:
+    """A tensor of ones (``ones(2, 3)``, ``ones((2, 3))`` or ``ones(size=(2, 3))``)."""
+    size = _size_kw(size, kwargs, "ones")
     _check_device(device, "ones")
     _no_out(out, "ones")
     return full(_shape(size), 1.0, dtype=_factory_dtype(dtype, "ones"), requires_grad=requires_grad)
