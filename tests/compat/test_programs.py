@@ -96,6 +96,7 @@ CASES = [
     ("probabilistic_models", 1e-3, 1e-4),
     ("distillation", 1e-3, 1e-4),
     ("llama_block", 1e-3, 1e-4),
+    ("bilstm_crf", 1e-4, 1e-5),
 ]
 
 
