@@ -137,7 +137,7 @@ def test_load_state_dict_returns_named_tuple():
     assert r.missing_keys == ["0.bias"] and r.unexpected_keys == ["extra"]
     missing, unexpected = r
     assert missing == ["0.bias"]
-    with pytest.raises(pylucid.LucidError, match="missing key"):
+    with pytest.raises(pylucid.LucidError, match=r'Missing key\(s\) in state_dict: "0.bias"'):
         m.load_state_dict(sd)
 
 

@@ -4,6 +4,7 @@
 #include "autograd/engine.h"
 #include "autograd/function_node.h"
 #include "autograd/grad_mode.h"
+#include "autograd/tensor_hooks.h"
 #include "bindings/common.h"
 
 namespace lucid::bindings {
@@ -76,7 +77,7 @@ LUCID_BINDING(autograd_hooks, 2) {
       py::gil_scoped_acquire gil;
       return hook_result((*f)(g), g, "register_hook");
     };
-    if (t->grad_fn) t->grad_fn->pre_hooks.emplace_back(id, hook);
+    if (t->grad_fn) add_tensor_pre_hook(t, id, hook);
     else t->hooks.emplace_back(id, hook);
     return id;
   });

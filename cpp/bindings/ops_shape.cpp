@@ -360,9 +360,14 @@ LUCID_BINDING(ops_shape, 11) {
   both("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); }, doc::chunk,
        py::arg("chunks"), py::arg("dim") = 0);
   both("unbind", [](T t, int64_t d) { return as_tuple(unbind(t, d)); }, doc::unbind, py::arg("dim") = 0);
-  def_method("contiguous", [](T t) { return contiguous(t); },
-             "self when already contiguous, else a row-major copy (differentiable).");
-  both("clone", [](T t) { return clone(t); }, doc::clone);
+  // memory_format (torch.contiguous_format, channels_last, ...) is accepted: every pylucid tensor
+  // is stored row-major, so each format gives the same values in the same layout.
+  def_method("contiguous", [](T t, py::handle) { return contiguous(t); },
+             "self when already contiguous, else a row-major copy (differentiable). memory_format is accepted "
+             "and every format gives the row-major layout.",
+             py::arg("memory_format") = py::none());
+  both("clone", [](T t, py::handle) { return clone(t); }, doc::clone, py::kw_only(),
+       py::arg("memory_format") = py::none());
   def_method("to", &to_py,
              "This tensor converted to a dtype, given as a dtype, as other Tensor's dtype, or dtype=; a device "
              "may be passed but must be 'cpu'. Returns self when the dtype already matches unless copy=True. "

@@ -241,7 +241,7 @@ LUCID_BINDING(tensor, 0) {
           [](TensorImpl& t, bool on) {
             LUCID_CHECK(t.is_leaf() || on, "requires_grad: you can only change requires_grad of leaf tensors "
                         "(use detach() to get a tensor that does not require grad)");
-            LUCID_CHECK_DTYPE(!on || is_floating(t.dtype), "requires_grad: only tensors of floating dtype can require grad, got ",
+            LUCID_CHECK_DTYPE(!on || is_floating(t.dtype), "requires_grad: only Tensors of floating point dtype can require gradients, got ",
                               dtype_name(t.dtype));
             t.requires_grad = on;
           },
@@ -249,7 +249,7 @@ LUCID_BINDING(tensor, 0) {
           "(floating dtypes only); a non-leaf result requires grad when any input does.")
       .def("requires_grad_", [](const TensorImplPtr& t, bool on) {
             LUCID_CHECK(t->is_leaf() || on, "requires_grad_: you can only change requires_grad of leaf tensors");
-            LUCID_CHECK_DTYPE(!on || is_floating(t->dtype), "requires_grad_: only tensors of floating dtype can require grad, got ",
+            LUCID_CHECK_DTYPE(!on || is_floating(t->dtype), "requires_grad_: only Tensors of floating point dtype can require gradients, got ",
                               dtype_name(t->dtype));
             t->requires_grad = on;
             return t;

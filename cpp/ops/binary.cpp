@@ -425,8 +425,8 @@ void check_inplace(const TensorImplPtr& t, const char* op) {
 bool inplace_records(const TensorImplPtr& x, std::initializer_list<TensorImplPtr> others, const char* op) {
   if (!GradMode::is_enabled()) return false;
   LUCID_CHECK(!(x->requires_grad && x->is_leaf()), op,
-              ": a leaf tensor that requires grad cannot be modified in place "
-              "(use no_grad(), or clone() it first)");
+              ": a leaf Variable that requires grad is being used in an in-place operation (a leaf tensor "
+              "that requires grad cannot be modified in place: use no_grad(), or clone() it first)");
   LUCID_CHECK(!is_view_of_grad_leaf(x), op,
               ": a view of a leaf tensor that requires grad cannot be modified in place "
               "(use no_grad(), or clone() the leaf first)");

@@ -39,6 +39,9 @@ struct Plan {
   std::vector<size_t> adv_dims;     // dims of the view indexed by tensors, ascending
   std::vector<int64_t> adv_xdims;   // the matching dims of x (for messages)
   std::vector<TensorImplPtr> adv;   // int64 indices, one per entry of adv_dims
+  // PyTorch applies basic indexing item by item (select, slice, unsqueeze; a slice that keeps the
+  // whole dim is skipped unless it is the only item) and names the node after the last one.
+  const char* node_name = "AliasBackward";
 };
 
 // Dims of x an item consumes (-1: Ellipsis).
@@ -82,6 +85,7 @@ Plan plan_index(const TensorImplPtr& x, std::vector<IndexItem> items, const char
         int64_t i = it.i < 0 ? it.i + n : it.i;
         geom_select(p.g, vd, i);
         geom_select(p.rel, vd, i);
+        p.node_name = "SelectBackward";
         ++xd;
         break;
       }
@@ -98,12 +102,14 @@ Plan plan_index(const TensorImplPtr& x, std::vector<IndexItem> items, const char
         int64_t len = stop > start ? (stop - start + it.step - 1) / it.step : 0;
         geom_slice(p.g, vd, start, len, it.step);
         geom_slice(p.rel, vd, start, len, it.step);
+        if (items.size() == 1 || start != 0 || len != n || it.step != 1) p.node_name = "SliceBackward";
         ++vd, ++xd;
         break;
       }
       case IndexItem::Kind::NewAxis:
         geom_insert(p.g, vd);
         geom_insert(p.rel, vd);
+        p.node_name = "UnsqueezeBackward";
         ++vd;
         break;
       case IndexItem::Kind::Ellipsis:
@@ -266,7 +272,7 @@ template <> const OpSchema& IndexBackward<IndexKind::IndexSelect>::schema_v1 = r
 template <IndexKind K>
 TensorImplPtr index_impl(const TensorImplPtr& x, const std::vector<IndexItem>& items, const char* op) {
   Plan p = plan_index(x, items, op);
-  if (p.adv.empty()) return strided_view(x, p.g, p.rel, SliceKind::GetItem);
+  if (p.adv.empty()) return strided_view(x, p.g, p.rel, SliceKind::GetItem, p.node_name);
   bool grad = any_requires_grad({&x});
   Adv a = adv_geometry(p, grad, op);
   auto out = empty(a.shape, x->dtype);
@@ -547,7 +553,20 @@ TensorImplPtr index_select(const TensorImplPtr& x, int64_t dim, const TensorImpl
   return index_impl<IndexKind::IndexSelect>(x, items, op);
 }
 
+namespace {
+
+// PyTorch takes a 0-d index (and a 0-d input or src) along a vector as a 1-element vector:
+// x.gather(0, torch.tensor(2)), zeros(10).scatter_add_(0, torch.tensor(y), ones(())).
+bool scalar_index_case(const TensorImplPtr& x, const TensorImplPtr& index) { return index->ndim() == 0 && x->ndim() <= 1; }
+TensorImplPtr as_vector(const TensorImplPtr& t) { return t->ndim() == 0 ? reshape(t, {1}) : t; }
+
+}  // namespace
+
 TensorImplPtr gather(const TensorImplPtr& x, int64_t dim, const TensorImplPtr& index) {
+  if (scalar_index_case(x, index)) {
+    wrap_dim(dim, 1, "gather");
+    return reshape(gather(as_vector(x), 0, as_vector(index)), {});
+  }
   int64_t d = wrap_dim(dim, x->ndim(), "gather");
   check_dim_index(x, index, d, "gather");
   auto out = gather_raw(x, d, index, "gather");
@@ -564,6 +583,11 @@ TensorImplPtr gather(const TensorImplPtr& x, int64_t dim, const TensorImplPtr& i
 }
 
 TensorImplPtr scatter_add(const TensorImplPtr& x, int64_t dim, const TensorImplPtr& index, const TensorImplPtr& src) {
+  if (scalar_index_case(x, index)) {
+    wrap_dim(dim, 1, "scatter_add");
+    auto out = scatter_add(as_vector(x), 0, as_vector(index), as_vector(src));
+    return x->ndim() == 0 ? reshape(out, {}) : out;
+  }
   int64_t d = wrap_dim(dim, x->ndim(), "scatter_add");
   LUCID_CHECK_DTYPE(x->dtype == src->dtype, "scatter_add: src dtype ", dtype_name(src->dtype),
                     " must match the input's dtype ", dtype_name(x->dtype));
@@ -583,6 +607,10 @@ TensorImplPtr scatter_add(const TensorImplPtr& x, int64_t dim, const TensorImplP
 }
 
 TensorImplPtr scatter_add_(const TensorImplPtr& x, int64_t dim, const TensorImplPtr& index, const TensorImplPtr& src) {
+  if (x->ndim() == 1 && index->ndim() == 0) {
+    wrap_dim(dim, 1, "scatter_add_");
+    return scatter_add_(x, 0, as_vector(index), as_vector(src));
+  }
   int64_t d = wrap_dim(dim, x->ndim(), "scatter_add_");
   check_inplace(x, "scatter_add_");
   check_value_no_grad(src, "scatter_add_");

@@ -94,11 +94,12 @@ struct SliceBackward final : FuncOp<SliceBackward<K>, 1> {
   static const OpSchema& schema_v1;
   Shape in_shape_;
   Geom rel_;
+  const char* name_ = nullptr;  // overrides the kind's name (getitem)
   const char* name() const override {
     static const char* names[] = {"NarrowBackward", "SelectBackward", "SplitBackward",
                                   "ChunkBackward",  "UnbindBackward", "GetitemBackward",
                                   "DiagonalBackward", "AsStridedBackward"};
-    return names[int(K)];
+    return name_ ? name_ : names[int(K)];
   }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g) { return {embed_region(g, in_shape_, rel_)}; }
   // Linear in g; the adjoint takes the same view of the input-shaped gradient.
@@ -165,10 +166,11 @@ TensorImplPtr reshape_as_kind(const TensorImplPtr& x, TensorImplPtr out) {
 }
 
 template <SliceKind K>
-void record_slice(const TensorImplPtr& out, const TensorImplPtr& x, const Geom& rel) {
+void record_slice(const TensorImplPtr& out, const TensorImplPtr& x, const Geom& rel, const char* name = nullptr) {
   record<SliceBackward<K>>(out, x, [&](auto& n) {
     n.in_shape_ = x->shape;
     n.rel_ = rel;
+    n.name_ = name;
   });
 }
 
@@ -274,7 +276,8 @@ const OpSchema& CopySlices::schema_v1 = register_schema(
 
 }  // namespace
 
-TensorImplPtr strided_view(const TensorImplPtr& x, const Geom& g, const Geom& rel, SliceKind kind) {
+TensorImplPtr strided_view(const TensorImplPtr& x, const Geom& g, const Geom& rel, SliceKind kind,
+                           const char* name) {
   auto out = make_view(x, g.shape, g.strides, g.offset);
   switch (kind) {
     case SliceKind::Narrow: record_slice<SliceKind::Narrow>(out, x, rel); break;
@@ -282,7 +285,7 @@ TensorImplPtr strided_view(const TensorImplPtr& x, const Geom& g, const Geom& re
     case SliceKind::Split: record_slice<SliceKind::Split>(out, x, rel); break;
     case SliceKind::Chunk: record_slice<SliceKind::Chunk>(out, x, rel); break;
     case SliceKind::Unbind: record_slice<SliceKind::Unbind>(out, x, rel); break;
-    case SliceKind::GetItem: record_slice<SliceKind::GetItem>(out, x, rel); break;
+    case SliceKind::GetItem: record_slice<SliceKind::GetItem>(out, x, rel, name); break;
     case SliceKind::Diagonal: record_slice<SliceKind::Diagonal>(out, x, rel); break;
     case SliceKind::AsStrided: record_slice<SliceKind::AsStrided>(out, x, rel); break;
   }

@@ -41,7 +41,10 @@ inline void geom_insert(Geom& g, size_t dim) {
 enum class SliceKind { Narrow, Select, Split, Chunk, Unbind, GetItem, Diagonal, AsStrided };
 // A view of x with geometry `g`, recording the node that writes the grad through `rel` (the
 // same view taken from a contiguous tensor of x's shape) into zeros of x's shape.
-TensorImplPtr strided_view(const TensorImplPtr& x, const Geom& g, const Geom& rel, SliceKind kind);
+// `name`, when given, is the node's name in place of the kind's (basic indexing names its node
+// after the last view it applies, as PyTorch does: x[0] is a SelectBackward, x[1:] a SliceBackward).
+TensorImplPtr strided_view(const TensorImplPtr& x, const Geom& g, const Geom& rel, SliceKind kind,
+                           const char* name = nullptr);
 
 // After an in-place op wrote `result` (x's new value, with its node) into the view x: when x's
 // base is alive and contiguous, the base's history becomes a CopySlices node (its old history

@@ -195,6 +195,10 @@ class Tensor:
         ...
     def __len__(self) -> builtins.int:
         ...
+    def __lshift__(self, *args, **kwargs):
+        """
+        Method form of pylucid.bitwise_left_shift.
+        """
     def __lt__(self, arg0: typing.Any) -> Tensor:
         ...
     def __matmul__(self, arg0: typing.Any) -> Tensor:
@@ -223,6 +227,8 @@ class Tensor:
         """
     def __rfloordiv__(self, arg0: typing.Any) -> Tensor:
         ...
+    def __rlshift__(self, other):
+        ...
     def __rmatmul__(self, arg0: typing.Any) -> Tensor:
         ...
     def __rmod__(self, arg0: typing.Any) -> Tensor:
@@ -233,6 +239,12 @@ class Tensor:
         ...
     def __rpow__(self, arg0: typing.Any) -> Tensor:
         ...
+    def __rrshift__(self, other):
+        ...
+    def __rshift__(self, *args, **kwargs):
+        """
+        Method form of pylucid.bitwise_right_shift.
+        """
     def __rsub__(self, arg0: typing.Any) -> Tensor:
         ...
     def __rtruediv__(self, arg0: typing.Any) -> Tensor:
@@ -333,6 +345,10 @@ class Tensor:
         """
         ``beta * input + alpha * outer(vec1, vec2)``.
         """
+    def adjoint(self, *args, **kwargs):
+        """
+        Method form of pylucid.adjoint.
+        """
     def allclose(self, *args, **kwargs):
         """
         True when :func:`pylucid.isclose` holds everywhere (a Python bool).
@@ -348,6 +364,11 @@ class Tensor:
     def aminmax(self, *args, **kwargs):
         """
         ``(min, max)`` of all elements or along ``dim`` in one call.
+        """
+    def apply_(self, callable):
+        """
+        Applies the Python function ``callable`` to every element, in place (slow: one call per
+            element, as in PyTorch); returns self.
         """
     def arccos(self) -> Tensor:
         """
@@ -507,6 +528,30 @@ class Tensor:
         >>> pylucid.bincount(pylucid.tensor([0, 2, 2])).tolist()
         [1, 0, 2]
         """
+    def bitwise_and(self, *args, **kwargs):
+        """
+        Method form of pylucid.bitwise_and.
+        """
+    def bitwise_left_shift(self, *args, **kwargs):
+        """
+        Method form of pylucid.bitwise_left_shift.
+        """
+    def bitwise_not(self, *args, **kwargs):
+        """
+        Method form of pylucid.bitwise_not.
+        """
+    def bitwise_or(self, *args, **kwargs):
+        """
+        Method form of pylucid.bitwise_or.
+        """
+    def bitwise_right_shift(self, *args, **kwargs):
+        """
+        Method form of pylucid.bitwise_right_shift.
+        """
+    def bitwise_xor(self, *args, **kwargs):
+        """
+        Method form of pylucid.bitwise_xor.
+        """
     def bmm(self, other: Tensor) -> Tensor:
         """
         Batched product of two 3-D tensors with equal batch size (no broadcasting).
@@ -523,6 +568,11 @@ class Tensor:
         """
         This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
             pylucid has one integer dtype).
+        """
+    def cauchy_(self, median = 0.0, sigma = 1.0, *, generator = None):
+        """
+        Fills self with Cauchy samples ``median + sigma * tan(pi * (u - 0.5))``, the draws
+            PyTorch's CPU ``cauchy_`` makes for the same seed; returns self.
         """
     def ceil(self) -> Tensor:
         """
@@ -581,13 +631,13 @@ class Tensor:
         """
         In-place clip: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def clone(self) -> Tensor:
+    def clone(self, *, memory_format: typing.Any = None) -> Tensor:
         """
         A contiguous copy; its gradient flows back to input.
         """
-    def contiguous(self) -> Tensor:
+    def contiguous(self, memory_format: typing.Any = None) -> Tensor:
         """
-        self when already contiguous, else a row-major copy (differentiable).
+        self when already contiguous, else a row-major copy (differentiable). memory_format is accepted and every format gives the row-major layout.
         """
     def copy_(self, arg0: Tensor) -> Tensor:
         """
@@ -765,6 +815,10 @@ class Tensor:
         """
         This tensor converted to pylucid.float64 (self when it already is).
         """
+    def dsplit(self, *args, **kwargs):
+        """
+        Method form of pylucid.dsplit.
+        """
     def element_size(self) -> builtins.int:
         """
         Bytes per element (dtype.itemsize).
@@ -931,6 +985,10 @@ class Tensor:
         """
         out[..., i, ...] = input[..., index[..., i, ...], ...] along `dim`; index has input's number of dims.
         """
+    def gcd(self, *args, **kwargs):
+        """
+        Method form of pylucid.gcd.
+        """
     def ge(self, *args, **kwargs):
         """
         input >= other, elementwise. Returns a bool tensor (broadcast shapes).
@@ -944,6 +1002,11 @@ class Tensor:
         gelu(input: pylucid._C.Tensor, *, approximate: str = 'none') -> pylucid._C.Tensor
         
         GELU: 0.5 x (1 + erf(x / sqrt 2)), or with approximate='tanh' 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Floating inputs only.
+        """
+    def geometric_(self, p, *, generator = None):
+        """
+        Fills self with geometric samples (trials up to the first success, from 1), as PyTorch's
+            CPU ``geometric_`` draws them for the same seed; returns self.
         """
     def ger(self, *args, _fn = pylucid._math_ext.ger, **kwargs):
         """
@@ -998,6 +1061,10 @@ class Tensor:
         ``(hist, bin_edges)``: a histogram of a floating tensor with ``bins`` equal bins (over
             ``range`` or the data's min and max) or the given 1-d tensor of edges; ``weight`` weights each
             element, ``density`` normalises to a probability density. The last bin includes its right edge.
+        """
+    def hsplit(self, *args, **kwargs):
+        """
+        Method form of pylucid.hsplit.
         """
     def hypot(self, *args, **kwargs):
         """
@@ -1065,6 +1132,10 @@ class Tensor:
         The inverse of each square matrix in ``A`` (``(*, n, n)``); raises LucidError for a
             singular matrix. Gradient ``-A^-T g A^-T``.
         """
+    def is_complex(self):
+        """
+        False: pylucid has no complex dtypes.
+        """
     def is_contiguous(self) -> builtins.bool:
         """
         True when the elements are laid out in row-major order without gaps (size-1 dims' strides are ignored, as in PyTorch).
@@ -1072,6 +1143,10 @@ class Tensor:
     def is_floating_point(self):
         """
         True when the dtype is float16, bfloat16, float32 or float64.
+        """
+    def is_shared(self):
+        """
+        False: pylucid runs in one process and never places tensors in shared memory.
         """
     def isclose(self, *args, **kwargs):
         """
@@ -1110,6 +1185,10 @@ class Tensor:
         """
         The ``k``-th smallest element along ``dim`` and its index, a named tuple
             ``(values, indices)``; differentiable in values.
+        """
+    def lcm(self, *args, **kwargs):
+        """
+        Method form of pylucid.lcm.
         """
     def le(self, *args, **kwargs):
         """
@@ -1264,6 +1343,11 @@ class Tensor:
         """
         In-place lt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def map_(self, tensor, callable):
+        """
+        ``self[i] = callable(self[i], tensor[i])`` for every element (``tensor`` broadcast to self's
+            shape), in place; returns self.
+        """
     def masked_fill(self, mask: Tensor, value: typing.Any) -> Tensor:
         """
         input with `value` (a number or 0-d tensor) where `mask` (bool, broadcast with input) is True.
@@ -1271,6 +1355,14 @@ class Tensor:
     def masked_fill_(self, mask: Tensor, value: typing.Any) -> Tensor:
         """
         In-place masked_fill: writes value (a number or 0-d tensor) where the bool mask, broadcast to self's shape, is True, and returns self; not recorded by autograd.
+        """
+    def masked_scatter(self, *args, **kwargs):
+        """
+        Method form of pylucid.masked_scatter.
+        """
+    def masked_scatter_(self, mask, source):
+        """
+        In-place masked_scatter: writes ``source``'s elements where ``mask`` is True; returns self.
         """
     def masked_select(self, *args, **kwargs):
         """
@@ -1392,6 +1484,10 @@ class Tensor:
         """
         A view of `length` elements of dim `dim` starting at `start` (negative start counts from the end).
         """
+    def narrow_copy(self, *args, **kwargs):
+        """
+        Method form of pylucid.narrow_copy.
+        """
     def ndimension(self):
         """
         The number of dims; alias of dim().
@@ -1423,6 +1519,11 @@ class Tensor:
     def nelement(self):
         """
         The number of elements; alias of ``numel()``.
+        """
+    def new(self, *args, **kwargs):
+        """
+        The legacy constructor: a tensor of this tensor's dtype, from a sequence (``x.new([1, 2])``)
+            or a size (``x.new(2, 3)``, uninitialised; ``x.new()`` is empty).
         """
     def new_empty(self, *size, dtype = None, device = None, requires_grad = False, layout = None, pin_memory = False):
         """
@@ -1468,9 +1569,10 @@ class Tensor:
         """
         The number of elements, the product of the shape (1 for a 0-d tensor, 0 when a dim is 0).
         """
-    def numpy(self) -> numpy.ndarray:
+    def numpy(self, *, force = False):
         """
-        A numpy array sharing this tensor's memory (no copy, same strides). Raises for a tensor that requires grad (use detach().numpy()) and for bfloat16, which numpy has no dtype for.
+        A numpy array sharing this tensor's memory; with ``force=True`` the tensor is detached first
+            (and bfloat16 converted to float32), so it works for tensors that require grad.
         """
     def outer(self, *args, _fn = pylucid._math_ext.outer, **kwargs):
         """
@@ -1572,6 +1674,14 @@ class Tensor:
     def remainder_(self, *args, **kwargs):
         """
         In-place remainder: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def renorm(self, *args, **kwargs):
+        """
+        Method form of pylucid.renorm.
+        """
+    def renorm_(self, p, dim, maxnorm):
+        """
+        In-place renorm; returns self.
         """
     def repeat(self, *sizes):
         """
@@ -1675,6 +1785,10 @@ class Tensor:
         """
         In-place sgn: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def share_memory_(self):
+        """
+        Returns self: pylucid runs in one process, there is no shared memory to move to.
+        """
     def short(self, memory_format = None):
         """
         This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
@@ -1771,6 +1885,10 @@ class Tensor:
         """
         A view without size-1 dims: all of them, or those of `dim` (an int or tuple); other sizes are kept.
         """
+    def squeeze_(self, *args, **kwargs):
+        """
+        In-place squeeze: self takes the shape (and strides) of self.squeeze(...) and is returned.
+        """
     def std(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """
         Standard deviation over dim: sqrt(sum (x - mean)^2 / max(0, N - correction)), correction=1 by default (or unbiased=True/False).
@@ -1779,9 +1897,9 @@ class Tensor:
         """
         Where the first element sits in the shared storage, in elements (nonzero for views such as x[1:]).
         """
-    def stride(self) -> tuple:
+    def stride(self, dim = None):
         """
-        The step between neighbouring elements of each dim, in elements (not bytes), a tuple of ints; 0 along broadcast (expanded) dims.
+        The strides (in elements) of every dim, or of ``dim``.
         """
     def sub(self, *args, **kwargs):
         """
@@ -1811,13 +1929,25 @@ class Tensor:
         """
         Alias of transpose (numpy's name).
         """
+    def swapaxes_(self, *args, **kwargs):
+        """
+        In-place swapaxes: self takes the shape (and strides) of self.swapaxes(...) and is returned.
+        """
     def swapdims(self, dim0: typing.SupportsInt | typing.SupportsIndex, dim1: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         Alias of transpose.
         """
+    def swapdims_(self, *args, **kwargs):
+        """
+        In-place swapdims: self takes the shape (and strides) of self.swapdims(...) and is returned.
+        """
     def t(self) -> Tensor:
         """
         The transpose of a tensor with <= 2 dims (0-d and 1-d tensors come back unchanged).
+        """
+    def t_(self, *args, **kwargs):
+        """
+        In-place t: self takes the shape (and strides) of self.t(...) and is returned.
         """
     def take(self, *args, **kwargs):
         """
@@ -1887,6 +2017,10 @@ class Tensor:
         """
         A view with dims dim0 and dim1 swapped.
         """
+    def transpose_(self, *args, **kwargs):
+        """
+        In-place transpose: self takes the shape (and strides) of self.transpose(...) and is returned.
+        """
     def tril(self, diagonal: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
         """
         The lower triangle of the last two dims: elements with col - row <= diagonal kept, the rest zeroed.
@@ -1946,9 +2080,21 @@ class Tensor:
             along that dim; with ``return_inverse`` each element's (slice's) index into them and with
             ``return_counts`` how often each occurs: a tensor, or a tuple when either flag is set.
         """
+    def unique_consecutive(self, *args, **kwargs):
+        """
+        Method form of pylucid.unique_consecutive.
+        """
     def unsqueeze(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         A view with a size-1 dim inserted at `dim` (in [-ndim-1, ndim]).
+        """
+    def unsqueeze_(self, *args, **kwargs):
+        """
+        In-place unsqueeze: self takes the shape (and strides) of self.unsqueeze(...) and is returned.
+        """
+    def vander(self, *args, **kwargs):
+        """
+        Method form of pylucid.vander.
         """
     def var(self, dim: typing.Any = None, unbiased: typing.Any = None, keepdim: builtins.bool = False, *, correction: typing.Any = None, keepdims: typing.Any = None) -> Tensor:
         """
@@ -1966,6 +2112,10 @@ class Tensor:
         """
         view(other.shape): a view with other's shape (never a copy).
         """
+    def vsplit(self, *args, **kwargs):
+        """
+        Method form of pylucid.vsplit.
+        """
     def where(self, condition: typing.Any, other: typing.Any) -> Tensor:
         """
         pylucid.where(condition, self, other): self where condition is True, else other (a Tensor or number), all broadcast; differentiable in self and other.
@@ -1977,6 +2127,11 @@ class Tensor:
     def zero_(self) -> Tensor:
         """
         Sets every element to zero in place and returns self; the old value's history is dropped (refused on a leaf that requires grad while grad mode is on).
+        """
+    @property
+    def H(self):
+        """
+        The conjugate transpose of a matrix (the transpose, for real tensors).
         """
     @property
     def T(self) -> Tensor:
@@ -2036,6 +2191,16 @@ class Tensor:
     def itemsize(self):
         """
         The size of one element in bytes.
+        """
+    @property
+    def layout(self):
+        """
+        The tensor's layout: always pylucid.strided (dense).
+        """
+    @property
+    def mH(self):
+        """
+        The conjugate transpose of the last two dims (the transpose, for real tensors).
         """
     @property
     def mT(self) -> Tensor:
@@ -2157,8 +2322,10 @@ class Node:
     """
     A backward node of the autograd graph (a tensor's grad_fn): name(), schema, next_functions.
     """
-    def __repr__(self) -> str:
-        ...
+    def __repr__(self):
+        """
+        As PyTorch prints a grad_fn: ``<AddmmBackward0 object at 0x...>``, with PyTorch's node name.
+        """
     def name(self) -> str:
         """
         The node's class name, e.g. 'MulBackward' or 'AccumulateGrad'.
@@ -2918,7 +3085,7 @@ def clip(input: Tensor, min: typing.Any = None, max: typing.Any = None) -> Tenso
     >>> pylucid.tensor([-2.0, 0.5, 3.0]).clamp(-1, 1).tolist()
     [-1.0, 0.5, 1.0]
     """
-def clone(input: Tensor) -> Tensor:
+def clone(input: Tensor, *, memory_format: typing.Any = None) -> Tensor:
     """
     A contiguous copy; its gradient flows back to input.
     """

@@ -30,7 +30,7 @@ __all__ = ["index_add", "index_copy", "index_fill", "index_put", "scatter", "sca
 
 
 def _long(a):
-    return _C._from_numpy(_np.ascontiguousarray(_np.asarray(a, dtype=_np.int64)))
+    return _C._from_numpy(_np.asarray(a, dtype=_np.int64, order="C"))
 
 
 def _dim(d, n, op):
@@ -142,6 +142,15 @@ def _scatter_winners(input, dim, index):
     return flat, win.reshape(tuple(index.shape))
 
 
+def _vector_index(input, index, src):
+    """PyTorch's reading of a 0-d index (and 0-d src) into a vector: a 1-element vector."""
+    if isinstance(index, Tensor) and index.dim() == 0 and isinstance(input, Tensor) and input.dim() == 1:
+        index = index.reshape(1)
+        if isinstance(src, Tensor) and src.dim() == 0:
+            src = src.reshape(1)
+    return index, src
+
+
 def _check_scatter(input, dim, index, src, op):
     _tensor_arg(input, op)
     dim = _dim(dim, input.dim(), op)
@@ -177,6 +186,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         raise _C.DtypeMismatch("scatter: expected src (a Tensor) or value (a number)")
     if src is not None and not isinstance(src, Tensor):
         src, value = None, src
+    index, src = _vector_index(input, index, src)
     dim = _check_scatter(input, dim, index, src, "scatter")
     if reduce is not None:
         if reduce not in ("add", "multiply"):
@@ -230,7 +240,7 @@ def _scatter_reduce_fn():
             s = src.detach().numpy().reshape(-1)
             out, touched = _ScatterExtreme.compute(x, flat, s, reduce, include_self)
             ctx.state = (x, s, flat, out, touched, reduce, include_self, tuple(src.shape))
-            return _C._from_numpy(_np.ascontiguousarray(out.astype(x.dtype)))
+            return _C._from_numpy(_np.asarray(out.astype(x.dtype), order="C"))
 
         @staticmethod
         def backward(ctx, grad):
@@ -250,7 +260,7 @@ def _scatter_reduce_fn():
                 share = _np.divide(g, ties, out=_np.zeros_like(g), where=ties > 0)
                 gx = _np.where(x_eq & (include_self | ~touched.reshape(-1)), share, 0.0)
                 gs = _np.where(s_eq, share[flat], 0.0)
-            mk = lambda a, shp: _C._from_numpy(_np.ascontiguousarray(a.reshape(shp).astype(x.dtype)))  # noqa: E731
+            mk = lambda a, shp: _C._from_numpy(_np.asarray(a.reshape(shp).astype(x.dtype), order="C"))  # noqa: E731
             return (mk(gx, x.shape) if ctx.needs_input_grad[0] else None,
                     mk(gs, src_shape) if ctx.needs_input_grad[1] else None, None, None, None, None)
 
@@ -283,6 +293,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     ``dim`` by ``reduce`` (``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``), ``input``'s
     own value taking part when ``include_self``; differentiable in input and src."""
     _tensor_arg(src, "scatter_reduce", "src")
+    index, src = _vector_index(input, index, src)
     dim = _check_scatter(input, dim, index, src, "scatter_reduce")
     if reduce not in _REDUCTIONS:
         raise _C.ShapeMismatch(f"scatter_reduce: reduce argument must be one of {', '.join(_REDUCTIONS)}, got "
@@ -389,7 +400,7 @@ def _erfinv_f64(y):
     x = p * y
     finite = _np.isfinite(x)
     for _ in range(3):
-        erf = _C.erf(_C._from_numpy(_np.ascontiguousarray(_np.where(finite, x, 0.0)))).numpy()
+        erf = _C.erf(_C._from_numpy(_np.asarray(_np.where(finite, x, 0.0), order="C"))).numpy()
         x = _np.where(finite, x - (erf - y) / (2.0 / _math.sqrt(_math.pi) * _np.exp(-x * x)), x)
     x = _np.where(_np.abs(y) == 1.0, _np.copysign(_np.inf, y), x)
     return _np.where(_np.abs(y) > 1.0, _np.nan, x)
@@ -405,7 +416,7 @@ def _erfinv_fn():
             d = x.dtype if x.dtype.is_floating_point else dtype.float32
             with _np.errstate(divide="ignore", invalid="ignore"):  # +-1 and |y| > 1 give +-inf, nan
                 y = _erfinv_f64(x.to(dtype.float64).numpy())
-            out = _C._from_numpy(_np.ascontiguousarray(y)).to(d)
+            out = _C._from_numpy(_np.asarray(_np.reshape(y, tuple(x.shape)), order="C")).to(d)
             ctx.save_for_backward(out)
             return out
 

@@ -73,7 +73,7 @@ def _int_trunc_div(a, b):
     if (bn == 0).any():
         raise _C.LucidError("div: ZeroDivisionError (integer division by zero)")
     q = _np.abs(an) // _np.abs(bn) * _np.sign(an) * _np.sign(bn)
-    return _C._from_numpy(_np.ascontiguousarray(q))
+    return _C._from_numpy(_np.asarray(q, order="C"))
 
 
 def div(input, other, *, rounding_mode=None):

@@ -49,14 +49,14 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     arr = input.detach()
     arr = (arr.float() if arr.dtype in (_C.dtype.float16, _C.dtype.bfloat16) else arr).numpy()
     vals, inv, counts = _np.unique(arr, axis=dim, return_inverse=True, return_counts=True)
-    out = _C._from_numpy(_np.ascontiguousarray(vals)).to(input.dtype)
+    out = _C._from_numpy(_np.asarray(vals, order="C")).to(input.dtype)
     extra = ([_int_tensor(inv.reshape(-1))] if return_inverse else []) + \
         ([_int_tensor(counts)] if return_counts else [])
     return (out, *extra) if extra else out
 
 
 def _int_tensor(a):
-    return _C._from_numpy(_np.ascontiguousarray(_np.asarray(a, dtype=_np.int64)))
+    return _C._from_numpy(_np.asarray(a, dtype=_np.int64, order="C"))
 
 
 def _check_tensor(op, name, t):

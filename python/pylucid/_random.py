@@ -17,7 +17,7 @@ import builtins as _builtins
 from . import _C
 from ._C import Generator, Tensor, dtype
 from ._device import _check_device
-from ._tensor import _dtype_arg, _factory_dtype, _finish, _no_out, _shape, _tensor_arg, empty, int64
+from ._tensor import _dtype_arg, _factory_dtype, _finish, _no_out, _shape, _size_kw, _tensor_arg, empty, int64
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
            "set_rng_state", "rand", "randn", "randint", "rand_like", "randn_like", "randint_like",
@@ -70,15 +70,17 @@ def _new(size, dtype, device, op):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None,
-         pin_memory=False, out=None) -> Tensor:
-    """Samples uniform in [0, 1) (``rand(2, 3)`` or ``rand((2, 3))``)."""
+         pin_memory=False, out=None, **kwargs) -> Tensor:
+    """Samples uniform in [0, 1) (``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``)."""
+    size = _size_kw(size, kwargs, "rand")
     _no_out(out, "rand")
     return _finish(_C._uniform_(_new(size, dtype, device, "rand"), 0.0, 1.0, generator), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, layout=None,
-          pin_memory=False, out=None) -> Tensor:
-    """Standard normal samples (``randn(2, 3)`` or ``randn((2, 3))``)."""
+          pin_memory=False, out=None, **kwargs) -> Tensor:
+    """Standard normal samples (``randn(2, 3)``, ``randn((2, 3))`` or ``randn(size=(2, 3))``)."""
+    size = _size_kw(size, kwargs, "randn")
     _no_out(out, "randn")
     return _finish(_C._normal_(_new(size, dtype, device, "randn"), 0.0, 1.0, generator), requires_grad)
 

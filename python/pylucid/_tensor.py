@@ -139,7 +139,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             if not from_np and arr.dtype.kind == "f":
                 dtype = _DEFAULT_DTYPE[0]
         if dtype == bfloat16:
-            t = _C._from_numpy(_np.ascontiguousarray(arr, dtype=_np.float32)).to(bfloat16)
+            t = _C._from_numpy(_np.asarray(arr, dtype=_np.float32, order="C")).to(bfloat16)
         else:
             t = _C._from_numpy(_np.array(arr, dtype=_NP_OF[dtype], copy=True, order="C"))
     if requires_grad:
@@ -180,9 +180,24 @@ def _factory_dtype(dtype, op, fallback=None):
     return dtype if dtype is not None else (fallback if fallback is not None else _DEFAULT_DTYPE[0])
 
 
+def _size_kw(size, kwargs, op):
+    """The shape given positionally, or as PyTorch's ``size=`` keyword (``zeros(size=(2, 3))``):
+    a var-positional ``*size`` cannot take it by name, so it arrives in ``kwargs``."""
+    if not kwargs:
+        return size
+    bad = sorted(set(kwargs) - {"size"})
+    if bad:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{bad[0]}'")
+    if size:
+        raise TypeError(f"{op}() got multiple values for argument 'size'")
+    return (kwargs["size"],)
+
+
 def empty(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False,
-          memory_format=None, out=None) -> Tensor:
-    """An uninitialised tensor of the given shape (``empty(2, 3)`` or ``empty((2, 3))``)."""
+          memory_format=None, out=None, **kwargs) -> Tensor:
+    """An uninitialised tensor of the given shape (``empty(2, 3)``, ``empty((2, 3))`` or
+    ``empty(size=(2, 3))``)."""
+    size = _size_kw(size, kwargs, "empty")
     _check_device(device, "empty")
     _no_out(out, "empty")
     return _finish(_C._empty(_shape(size), _factory_dtype(dtype, "empty")), requires_grad)
@@ -213,15 +228,17 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     return _finish(t, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, out=None) -> Tensor:
-    """A tensor of zeros (``zeros(2, 3)`` or ``zeros((2, 3))``)."""
+def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, out=None, **kwargs) -> Tensor:
+    """A tensor of zeros (``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``)."""
+    size = _size_kw(size, kwargs, "zeros")
     _check_device(device, "zeros")
     _no_out(out, "zeros")
     return full(_shape(size), 0.0, dtype=_factory_dtype(dtype, "zeros"), requires_grad=requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, layout=None, out=None) -> Tensor:
-    """A tensor of ones (``ones(2, 3)`` or ``ones((2, 3))``)."""
+def ones(*size, dtype=None, device=None, requires_grad=False, layout=None, out=None, **kwargs) -> Tensor:
+    """A tensor of ones (``ones(2, 3)``, ``ones((2, 3))`` or ``ones(size=(2, 3))``)."""
+    size = _size_kw(size, kwargs, "ones")
     _check_device(device, "ones")
     _no_out(out, "ones")
     return full(_shape(size), 1.0, dtype=_factory_dtype(dtype, "ones"), requires_grad=requires_grad)
@@ -368,7 +385,7 @@ def _repr(self):
     t = self.detach()
     arr = t.to(float64).numpy() if t.dtype.is_floating_point else t.numpy()
     node = self.grad_fn
-    return tensor_repr(self, arr, _DEFAULT_DTYPE[0], None if node is None else node_display_name(node))
+    return tensor_repr(self, arr, _DEFAULT_DTYPE[0], None if node is None else node_display_name(node, self))
 
 
 def _tolist(self):
@@ -448,6 +465,18 @@ Tensor.all = _all
 Tensor.any = _any
 Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
+
+
+def _node_repr(self):
+    """As PyTorch prints a grad_fn: ``<AddmmBackward0 object at 0x...>``, with PyTorch's node name."""
+    from ._tensor_str import CUSTOM_NODE_NAMES, node_display_name
+    name = node_display_name(self)
+    if name in CUSTOM_NODE_NAMES:
+        name = "pylucid.autograd.function." + name
+    return f"<{name} object at {id(self):#x}>"
+
+
+_C.Node.__repr__ = _node_repr
 Tensor.tolist = _tolist
 Tensor.__array__ = _array
 Tensor.__array_priority__ = 1000  # numpy defers to Tensor's reflected operators

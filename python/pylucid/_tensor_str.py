@@ -205,11 +205,50 @@ def _add_suffixes(s, suffixes, indent):
     return "".join(parts)
 
 
-def node_display_name(node):
+# pylucid's node for an op whose PyTorch node has another name (PyTorch records the op it
+# decomposes into, or its "native" kernel): reshape of a contiguous tensor is a view, F.linear
+# an addmm, cross_entropy ends in nll_loss, training-mode dropout is a multiplication by a mask.
+_TORCH_NODE_NAMES = {
+    "ReshapeBackward": "ViewBackward", "FlattenBackward": "ViewBackward", "UnflattenBackward": "ViewBackward",
+    "MovedimBackward": "PermuteBackward", "NarrowBackward": "SliceBackward", "ChunkBackward": "SplitBackward",
+    "CrossEntropyBackward": "NllLossBackward", "DropoutBackward": "MulBackward",
+    "LayerNormBackward": "NativeLayerNormBackward", "BatchNormBackward": "NativeBatchNormBackward",
+    "GroupNormBackward": "NativeGroupNormBackward", "PadBackward": "ConstantPadNdBackward",
+    "Log1pBackward": "Log1PBackward", "SoftsignBackward": "DivBackward", "TanhshrinkBackward": "SubBackward",
+    "NormBackward": "LinalgVectorNormBackward",
+}
+# The node names of custom autograd Functions (``MyReLUBackward``), which PyTorch does not number.
+CUSTOM_NODE_NAMES: set[str] = set()
+# Ops whose PyTorch overload with a dim argument is numbered 1 (sum(dim), mean(dim)) and whose
+# full reduction is 0, or the other way round (max()/min() without a dim are overload 1).
+_DIM_OVERLOAD = {"SumBackward": ("0", "1"), "MeanBackward": ("0", "1"), "MaxBackward": ("1", "0"),
+                 "MinBackward": ("1", "0")}
+
+
+def node_display_name(node, out=None):
     """The name PyTorch shows for a backward node (``AddBackward0``): PyTorch numbers the node of
-    each overload of an op, and the first overload (``0``) is the one toy programs meet."""
+    each overload of an op, and the first overload (``0``) is the one toy programs meet. With
+    ``out``, the tensor the node produced, the name also follows the overload its shape tells
+    (``AddmmBackward0`` for a batch of rows through F.linear, ``SumBackward1`` for a sum over a dim)."""
     name = node.name()
-    return name + "0" if name.endswith("Backward") else name
+    if not name.endswith("Backward") or name in CUSTOM_NODE_NAMES:
+        return name  # AccumulateGrad, and custom Functions' nodes, are not numbered
+    if name == "LinearBackward" and (out is None or out.dim() == 2):
+        fns = node.next_functions
+        return "AddmmBackward0" if len(fns) > 2 and fns[2][0] is not None else "MmBackward0"
+    if out is not None:
+        nd = out.dim()
+        if name == "LinearBackward":
+            return "ViewBackward0"
+        if name == "MatmulBackward":
+            return {0: "DotBackward0", 1: "MvBackward0", 2: "MmBackward0", 3: "BmmBackward0"}.get(nd, "UnsafeViewBackward0")
+        if name in _DIM_OVERLOAD:
+            return name + _DIM_OVERLOAD[name][0 if nd == 0 else 1]
+    elif name in _DIM_OVERLOAD:
+        return name + _DIM_OVERLOAD[name][0]
+    elif name == "MatmulBackward":
+        return "MmBackward0"
+    return _TORCH_NODE_NAMES.get(name, name) + "0"
 
 
 def return_type_repr(self):

@@ -26,6 +26,7 @@ class autocast:
     """Context manager (or decorator) enabling mixed precision on this thread.
 
     Args:
+        device_type: ``"cpu"`` (PyTorch's first argument: ``autocast("cpu", dtype=...)``).
         dtype: ``pylucid.float16`` or ``pylucid.bfloat16`` (default ``bfloat16``).
         enabled: ``False`` turns autocast off inside the block (useful when nesting).
 
@@ -36,9 +37,12 @@ class autocast:
     pylucid.bfloat16
     """
 
-    def __init__(self, dtype=None, enabled=True, device_type="cpu"):
+    def __init__(self, device_type="cpu", dtype=None, enabled=True, cache_enabled=None):
+        if isinstance(device_type, _C.dtype):  # pylucid's earlier form: autocast(dtype, ...)
+            device_type, dtype = "cpu", device_type
         if device_type not in ("cpu", None):
             raise _C.LucidError(f"autocast: only device_type='cpu' exists, got {device_type!r}")
+        self.device = "cpu"
         self.dtype = _C.dtype.bfloat16 if dtype is None else dtype
         if self.dtype not in (_C.dtype.float16, _C.dtype.bfloat16):
             raise _C.DtypeMismatch(f"autocast: dtype must be pylucid.float16 or pylucid.bfloat16, "
@@ -57,6 +61,6 @@ class autocast:
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with autocast(self.dtype, self.enabled):
+            with autocast(dtype=self.dtype, enabled=self.enabled):
                 return fn(*args, **kwargs)
         return wrapper

@@ -16,6 +16,7 @@ edited to ``import pylucid as torch``.
 True
 >>> as_torch.uninstall(saved)
 """
+import importlib.abc
 import runpy
 import sys
 
@@ -43,6 +44,7 @@ ALIASES = {
     "torch.linalg": "linalg",
     "torch.distributions": "distributions",
     "torch.cuda": "cuda",
+    "torch.accelerator": "accelerator",
     "torch.backends": "backends",
     "torch.amp": "amp",
     "torch.testing": "testing",
@@ -51,8 +53,41 @@ ALIASES = {
 }
 
 
+class _AliasFinder:
+    """Finds ``torch.a.b`` (any submodule not in ``ALIASES``, e.g. ``torch.autograd.function``
+    or ``torch.nn.modules.linear``) as pylucid's ``pylucid.a.b`` when pylucid has that module."""
+
+    @staticmethod
+    def find_spec(fullname, path=None, target=None):
+        import importlib
+        import importlib.util
+
+        if not fullname.startswith("torch."):
+            return None
+        try:
+            mod = importlib.import_module("pylucid." + fullname[len("torch."):])
+        except ImportError:
+            return None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(mod))
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, module):
+        self.module = module
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        pass
+
+
+_FINDER = _AliasFinder()
+
+
 def install():
-    """Makes ``import torch`` (and the submodules listed in ``ALIASES``) import pylucid."""
+    """Makes ``import torch`` (and the submodules listed in ``ALIASES``, and any other
+    ``torch.x`` that pylucid has as ``pylucid.x``) import pylucid."""
     import importlib
 
     import pylucid
@@ -62,13 +97,18 @@ def install():
         for part in filter(None, path.split(".")):
             mod = getattr(mod, part, None) or importlib.import_module(f"{mod.__name__}.{part}")
         sys.modules[name] = mod
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
 
 
 def uninstall(previous=None):
     """Removes the aliases; ``previous`` (a dict of module name -> module, e.g. a real torch
     imported earlier) is put back."""
-    for name in ALIASES:
-        sys.modules.pop(name, None)
+    for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
+        if name in ALIASES or getattr(sys.modules[name], "__name__", "").startswith("pylucid"):
+            sys.modules.pop(name, None)
+    if _FINDER in sys.meta_path:
+        sys.meta_path.remove(_FINDER)
     sys.modules.update(previous or {})
 
 

@@ -76,7 +76,7 @@ def _np_of(A):
 
 
 def _from_np(a, like):
-    return _C._from_numpy(_np.ascontiguousarray(a)).to(like.dtype)
+    return _C._from_numpy(_np.asarray(a, order="C")).to(like.dtype)
 
 
 def _mT(x):

@@ -8,7 +8,7 @@ from .functional import backward, grad  # noqa: F401
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
-from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
+from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
 from . import functional, hooks  # noqa: F401
 
 Node = _C.Node

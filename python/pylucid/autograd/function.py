@@ -9,6 +9,7 @@ import functools
 
 from .. import _C
 from .._C import Tensor
+from .._tensor_str import CUSTOM_NODE_NAMES
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -71,6 +72,7 @@ class _FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
         cls._backward_name = name + "Backward"
+        CUSTOM_NODE_NAMES.add(cls._backward_name)
 
 
 class Function(metaclass=_FunctionMeta):

@@ -31,9 +31,12 @@ def _default_grads(outputs, grad_outputs, op):
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False):
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` with respect to ``inputs``, returned as a tuple (``.grad`` of
-    the leaves is left untouched).
+    the leaves is left untouched). An input the outputs do not depend on gets None with
+    ``allow_unused=True``, zeros with ``materialize_grads=True`` (which implies it), and is an
+    error otherwise. ``only_inputs`` is accepted (deprecated in PyTorch, always True);
+    ``is_grads_batched=True`` is refused (there is no vmap).
 
     >>> import pylucid
     >>> x = pylucid.tensor([1.0, 2.0], requires_grad=True)
@@ -42,6 +45,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     [2.0, 4.0]
     """
     outputs, inputs = _seq(outputs), _seq(inputs)
+    if is_grads_batched:
+        raise _C.LucidError("grad: is_grads_batched=True needs vmap, which pylucid does not have; "
+                            "call grad once per grad_outputs row")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    allow_unused = bool(allow_unused) or materialize_grads
     if retain_graph is None:
         retain_graph = create_graph
     for i, t in enumerate(inputs):
@@ -51,8 +61,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     res = _C._run_backward(outputs, grads, bool(retain_graph), inputs, bool(create_graph))
     for i, r in enumerate(res):
         if r is None and not allow_unused:
-            raise _C.LucidError(f"grad: input {i} was not used in the graph of the outputs "
-                                "(pass allow_unused=True to get None for it)")
+            raise _C.LucidError(f"grad: input {i} was not used in the graph of the outputs: one of the "
+                                "differentiated Tensors appears to not have been used in the graph. Set "
+                                "allow_unused=True if this is the desired behavior.")
+    if materialize_grads:
+        from .._tensor import zeros_like
+        res = [zeros_like(t) if r is None else r for t, r in zip(inputs, res)]
     return tuple(res)
 
 

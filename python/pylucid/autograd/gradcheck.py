@@ -283,7 +283,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         for o in outs:
             a = rng.standard_normal(tuple(o.shape))
             if gen_non_contig_grad_outputs and o.ndim >= 2:
-                g = _C._from_numpy(np.ascontiguousarray(np.swapaxes(a, -1, -2))).transpose(-1, -2)
+                g = _C._from_numpy(np.asarray(np.swapaxes(a, -1, -2), order="C")).transpose(-1, -2)
             else:
                 g = _C._from_numpy(a.astype(np.float64))
             grad_outputs.append(g.requires_grad_(True))

@@ -14,6 +14,8 @@ from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution, Independent
 from .gamma import Beta, Gamma
 from .kl import kl_divergence, register_kl
+from .more import Cauchy, Exponential, Geometric, Laplace, LogNormal
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Distribution", "Gamma", "Independent", "MultivariateNormal", "Normal",
-           "OneHotCategorical", "Uniform", "kl_divergence", "register_kl"]
+__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Distribution", "Exponential", "Gamma", "Geometric", "Independent",
+           "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Uniform", "kl_divergence",
+           "register_kl"]

@@ -40,7 +40,7 @@ def _pair(v, name, op):
 
 
 def _long(a):
-    return _C._from_numpy(np.ascontiguousarray(np.asarray(a, dtype=np.int64)))
+    return _C._from_numpy(np.asarray(a, dtype=np.int64, order="C"))
 
 
 def _patch_index(size, kernel_size, dilation, padding, stride, op):

@@ -130,14 +130,14 @@ def _apply_matrix(y, d, m):
     """Contracts dim d of y with the rows of m: y'[.., o, ..] = sum_i m[o, i] y[.., i, ..]."""
     if m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(m.shape[0], dtype=m.dtype)):
         return y
-    mt = from_numpy(np.ascontiguousarray(m.T)).to(y.dtype)
+    mt = from_numpy(np.asarray(m.T, order="C")).to(y.dtype)
     if d == y.ndim - 1:
         return y @ mt
     return (y.movedim(d, -1) @ mt).movedim(-1, d)
 
 
 def _index(a):
-    return from_numpy(np.ascontiguousarray(a, dtype=np.int64))
+    return from_numpy(np.asarray(a, dtype=np.int64, order="C"))
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
@@ -242,8 +242,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 y = y.index_select(d, _index(i0))
             continue
         shape = (n_out,) + (1,) * (input.ndim - 1 - d)
-        tw0 = from_numpy(np.ascontiguousarray(w0.reshape(shape))).to(input.dtype)
-        tw1 = from_numpy(np.ascontiguousarray(w1.reshape(shape))).to(input.dtype)
+        tw0 = from_numpy(np.asarray(w0.reshape(shape), order="C")).to(input.dtype)
+        tw1 = from_numpy(np.asarray(w1.reshape(shape), order="C")).to(input.dtype)
         y = y.index_select(d, _index(i0)) * tw0 + y.index_select(d, _index(i1)) * tw1
     return y
 

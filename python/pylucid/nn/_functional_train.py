@@ -8,6 +8,8 @@ each input's own dtype.
 
 from .. import _C
 from .._C import Tensor
+from ..autograd.function import Function
+from ..autograd.grad_mode import no_grad
 
 __all__ = [
     "binary_cross_entropy_with_logits",
@@ -138,19 +140,66 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     return _C._binary_cross_entropy_with_logits(input, target, weight, reduction, pos_weight)
 
 
-def embedding(input, weight, padding_idx=None) -> Tensor:
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False) -> Tensor:
     """Look up rows of ``weight`` (``(num_embeddings, embedding_dim)``) at int64 indices ``input``
     (any shape); the result has shape ``input.shape + (embedding_dim,)``.
 
     The gradient is scatter-added into a dense gradient of ``weight``'s shape (repeated indices
-    accumulate); the ``padding_idx`` row receives none.
+    accumulate); the ``padding_idx`` row receives none. With ``max_norm``, the rows ``input``
+    refers to are first renormalised in place (as PyTorch does) to a ``norm_type``-norm of at
+    most ``max_norm``; with ``scale_grad_by_freq``, each row's gradient is divided by how often
+    its index occurs in ``input``. Gradients are always dense, so ``sparse=True`` is refused.
 
     >>> import pylucid
     >>> w = pylucid.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
     >>> pylucid.nn.functional.embedding(pylucid.tensor([2, 0]), w).tolist()
     [[4.0, 5.0], [0.0, 1.0]]
     """
-    return _C._embedding(input, weight, padding_idx)
+    if sparse:
+        raise _C.LucidError("embedding: sparse=True needs sparse gradients, which pylucid does not have; "
+                            "use sparse=False (the gradient is dense)")
+    out = _C._embedding(input, weight, padding_idx)  # validates the arguments before any renorm
+    if max_norm is not None:
+        for name, v in (("max_norm", max_norm), ("norm_type", norm_type)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise _C.DtypeMismatch(f"embedding: {name} must be a number, got {type(v).__name__}")
+        if input.dtype != _C.dtype.int64 or not weight.dtype.is_floating_point or weight.dim() != 2:
+            raise _C.DtypeMismatch("embedding: max_norm needs int64 indices and a 2-D floating weight")
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+        out = _C._embedding(input, weight, padding_idx)
+    if scale_grad_by_freq and out.requires_grad:
+        counts = _C.bincount(input.reshape(-1), minlength=weight.shape[0])
+        out = _ScaleGrad.apply(out, (1.0 / counts.to(out.dtype).clamp(min=1))[input].unsqueeze(-1))
+    return out
+
+
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """PyTorch's embedding_renorm_: each row of ``weight`` that ``input`` names and whose norm
+    exceeds ``max_norm`` is scaled by ``max_norm / (norm + 1e-7)``, in place and unrecorded."""
+    from .._math_ext import unique
+    with no_grad():
+        rows = unique(input.reshape(-1))
+        sel = weight[rows]
+        norms = sel.abs().pow(norm_type).sum(-1).pow(1.0 / norm_type)
+        big = norms > max_norm
+        if bool(big.any()):
+            scale = max_norm / (norms[big] + 1e-7)
+            weight[rows[big]] = sel[big] * scale.unsqueeze(-1)
+
+
+class _ScaleGrad(Function):
+    """Identity forward; the backward multiplies the gradient by ``scale``."""
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(scale)
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (scale,) = ctx.saved_tensors
+        return g * scale, None
 
 
 def dropout(input, p=0.5, training=True) -> Tensor:

@@ -165,7 +165,7 @@ def orthogonal_(tensor, gain=1.0, generator=None):
         q = q * np.sign(np.diag(r))
         if rows < cols:
             q = q.T
-        tensor.copy_(_tensor(np.ascontiguousarray(q), dtype=tensor.dtype).reshape(tuple(tensor.shape)))
+        tensor.copy_(_tensor(np.asarray(q, order="C"), dtype=tensor.dtype).reshape(tuple(tensor.shape)))
         return tensor.mul_(gain)
 
 

@@ -11,7 +11,7 @@ from collections import OrderedDict, namedtuple
 from .. import _C
 from .._C import Tensor
 from ..autograd.hooks import RemovableHandle
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 
 __all__ = ["Module"]
 
@@ -122,6 +122,15 @@ class Module:
             self._buffers.pop(name, None)
             self.__dict__.pop(name, None)
             self._modules[name] = value
+        elif isinstance(value, Buffer):  # nn.Buffer(...): a buffer, stored as the plain tensor
+            self._parameters.pop(name, None)
+            self._modules.pop(name, None)
+            self.__dict__.pop(name, None)
+            self._buffers[name] = value.detach()
+            if value.persistent:
+                self._non_persistent.discard(name)
+            else:
+                self._non_persistent.add(name)
         elif name in self._parameters:
             if value is not None:
                 raise _C.DtypeMismatch(f"{type(self).__name__}: cannot assign {type(value).__name__} "
@@ -350,6 +359,11 @@ class Module:
         """Returns self: every pylucid module lives on the CPU."""
         return self
 
+    def share_memory(self):
+        """Returns self: pylucid runs in one process, so there is nothing to move to shared memory
+        (PyTorch's use is sharing a model with worker processes)."""
+        return self
+
     def cuda(self, device=None):
         """Raises LucidError: pylucid has no CUDA device (check ``pylucid.cuda.is_available()``)."""
         raise _C.LucidError("Module.cuda: pylucid only has the 'cpu' device; there is no CUDA device")
@@ -397,8 +411,8 @@ class Module:
         """Copy tensors from ``state_dict`` into this module's parameters and buffers.
 
         With ``strict`` (default) missing and unexpected keys raise LucidError naming them; a
-        shape mismatch always raises ShapeMismatch. Nothing is modified unless every check
-        passes. Returns the named tuple ``(missing_keys, unexpected_keys)``. With ``assign``
+        shape mismatch always raises ShapeMismatch. The message lists every problem as PyTorch's
+        does. Nothing is modified unless every check passes. Returns the named tuple ``(missing_keys, unexpected_keys)``. With ``assign``
         the module takes the given tensors themselves (as Parameters where it had Parameters)
         instead of copying into its own.
         """
@@ -410,14 +424,11 @@ class Module:
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
-        if strict and (missing or unexpected):
-            parts = []
-            if missing:
-                parts.append("missing key(s): " + ", ".join(repr(k) for k in missing))
-            if unexpected:
-                parts.append("unexpected key(s): " + ", ".join(repr(k) for k in unexpected))
-            raise _C.LucidError(f"load_state_dict: error(s) loading state_dict for "
-                                f"{type(self).__name__}: " + "; ".join(parts))
+        errors, shape_error = [], False
+        if strict and missing:
+            errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if strict and unexpected:
+            errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
         for k, t in own.items():
             if k not in state_dict:
                 continue
@@ -426,8 +437,12 @@ class Module:
                 raise _C.DtypeMismatch(f"load_state_dict: value for '{k}' is a {type(v).__name__}, "
                                        "expected a Tensor")
             if tuple(v.shape) != tuple(t.shape):
-                raise _C.ShapeMismatch(f"load_state_dict: size mismatch for '{k}': checkpoint has "
-                                       f"shape {list(v.shape)}, the module has {list(t.shape)}")
+                shape_error = True
+                errors.append(f"size mismatch for {k}: copying a param with shape {v.shape!r} from checkpoint, "
+                              f"the shape in current model is {t.shape!r}.")
+        if errors:  # PyTorch's message: every problem, one per line
+            err = _C.ShapeMismatch if shape_error else _C.LucidError
+            raise err(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         if assign:
             for k in own:
                 if k in state_dict:

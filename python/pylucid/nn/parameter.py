@@ -1,4 +1,4 @@
-"""``Parameter``: a leaf Tensor that a Module registers as learnable."""
+"""``Parameter``: a leaf Tensor that a Module registers as learnable; ``Buffer``: one it registers as state."""
 from .. import _C
 from .._C import Tensor
 
@@ -26,3 +26,26 @@ class Parameter(Tensor):
 
     __str__ = __repr__
 
+
+
+class Buffer(Tensor):
+    """A Tensor to keep as module state that is not learnt: assigning one to a Module attribute
+    registers it as a buffer (``persistent=False`` keeps it out of ``state_dict``), as
+    ``register_buffer`` does. The module stores the tensor itself (a plain Tensor), as PyTorch's.
+
+    >>> import pylucid
+    >>> class M(pylucid.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.mask = Buffer(pylucid.ones(2), persistent=False)
+    >>> [n for n, _ in M().named_buffers()], list(M().state_dict())
+    (['mask'], [])
+    """
+
+    def __init__(self, data=None, *, persistent=True):
+        if data is None:
+            data = _C._empty((0,), None)
+        if not isinstance(data, Tensor):
+            raise _C.DtypeMismatch(f"Buffer: expected a Tensor, got {type(data).__name__}")
+        super().__init__(data.detach(), False)
+        self.persistent = persistent

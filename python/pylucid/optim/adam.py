@@ -30,7 +30,8 @@ class Adam(Optimizer):
     _decoupled = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 maximize=False):
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
         name = type(self).__name__
         if lr < 0:
             raise _C.LucidError(f"{name}: invalid learning rate: {lr}")
@@ -40,8 +41,12 @@ class Adam(Optimizer):
             raise _C.LucidError(f"{name}: invalid betas {betas!r}: both must be in [0, 1)")
         if weight_decay < 0:
             raise _C.LucidError(f"{name}: invalid weight_decay value: {weight_decay}")
+        # foreach / capturable / differentiable / fused choose PyTorch's kernels, not the math: they
+        # are kept in the groups (print(optimizer) and state_dict() show them) and change nothing.
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
-                        "maximize": maximize}
+                    "maximize": maximize, "foreach": foreach, "capturable": capturable,
+                    "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": bool(decoupled_weight_decay) or self._decoupled}
         super().__init__(params, defaults)
 
     def _init_state(self, p, amsgrad):
@@ -86,7 +91,7 @@ class Adam(Optimizer):
             beta1, beta2 = group["betas"]
             _C._adam_(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, float(group["lr"]), float(beta1),
                       float(beta2), float(group["eps"]), float(group["weight_decay"]), amsgrad,
-                      bool(group["maximize"]), self._decoupled)
+                      bool(group["maximize"]), bool(group.get("decoupled_weight_decay", self._decoupled)))
         return loss
 
 
@@ -98,6 +103,7 @@ class AdamW(Adam):
     _decoupled = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 maximize=False):
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                         maximize=maximize)
+                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                         fused=fused)

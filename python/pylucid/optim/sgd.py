@@ -25,7 +25,7 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
-                 maximize=False):
+                 maximize=False, foreach=None, differentiable=False, fused=None):
         if lr < 0:
             raise _C.LucidError(f"SGD: invalid learning rate: {lr}")
         if momentum < 0:
@@ -34,8 +34,10 @@ class SGD(Optimizer):
             raise _C.LucidError(f"SGD: invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise _C.LucidError("SGD: nesterov momentum requires a momentum and zero dampening")
+        # foreach / differentiable / fused choose PyTorch's kernels, not the math (kept, no effect).
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
-                        "nesterov": nesterov, "maximize": maximize}
+                    "nesterov": nesterov, "maximize": maximize, "foreach": foreach,
+                    "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
 
     def step(self, closure=None):

@@ -11,3 +11,5 @@ from .attention import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .more import *  # noqa: F401,F403
 from .extra import *  # noqa: F401,F403
+from .compat_more import *  # noqa: F401,F403
+from .lazy import *  # noqa: F401,F403

@@ -2,12 +2,13 @@
 import math
 
 from ... import _C
+from ..._device import _check_device
 from ..._tensor import empty
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["Flatten", "Identity", "Linear", "Unflatten"]
+__all__ = ["Flatten", "Identity", "Linear", "NonDynamicallyQuantizableLinear", "Unflatten"]
 
 
 class Identity(Module):
@@ -35,8 +36,9 @@ class Linear(Module):
     pylucid.Size([5, 32])
     """
 
-    def __init__(self, in_features, out_features, bias=True, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
+        _check_device(device, "Linear")
         for name, v in (("in_features", in_features), ("out_features", out_features)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise _C.LucidError(f"Linear: {name} must be a non-negative int, got {v!r}")
@@ -61,6 +63,11 @@ class Linear(Module):
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """The ``Linear`` that ``MultiheadAttention`` uses as ``out_proj`` (PyTorch names it so that
+    its quantization tools leave it alone; here it is a plain ``Linear`` with that name)."""
 
 
 class Flatten(Module):

@@ -4,6 +4,7 @@ Reference: Biao Zhang and Rico Sennrich, "Root Mean Square Layer Normalization",
 arXiv:1910.07467.
 """
 from ... import _C
+from ..._device import _check_device
 from .. import _functional_norm as F
 from ..module import Module
 from ..parameter import Parameter
@@ -11,9 +12,9 @@ from ..parameter import Parameter
 __all__ = ["GroupRMSNorm", "LayerNorm", "RMSNorm"]
 
 
-def _filled(shape, value):
-    """A float32 Parameter of ``shape`` holding ``value`` everywhere (gains 1, biases 0)."""
-    return Parameter(_C._full(tuple(shape), value, _C.dtype.float32))
+def _filled(shape, value, dtype=None):
+    """A Parameter of ``shape`` (float32 unless ``dtype``) holding ``value`` everywhere (gains 1, biases 0)."""
+    return Parameter(_C._full(tuple(shape), value, _C.dtype.float32 if dtype is None else dtype))
 
 
 class RMSNorm(Module):
@@ -190,17 +191,18 @@ class LayerNorm(Module):
     [-1.2247, 0.0, 1.2247]
     """
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
+        _check_device(device, "LayerNorm")
         shape = F._shape(normalized_shape)
         _C._layer_norm_check(shape, eps)
         self.normalized_shape = tuple(shape)
         self.eps = float(eps)
         self.elementwise_affine = bool(elementwise_affine)
         if elementwise_affine:
-            self.weight = _filled(self.normalized_shape, 1.0)
+            self.weight = _filled(self.normalized_shape, 1.0, dtype)
             if bias:
-                self.bias = _filled(self.normalized_shape, 0.0)
+                self.bias = _filled(self.normalized_shape, 0.0, dtype)
             else:
                 self.register_parameter("bias", None)
         else:

@@ -1,5 +1,6 @@
 """``Embedding``: a lookup table of ``num_embeddings`` vectors of size ``embedding_dim``."""
 from ... import _C
+from ..._device import _check_device
 from ..._tensor import empty
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
@@ -21,8 +22,8 @@ class Embedding(Module):
     pylucid.Size([2, 2, 3])
     """
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, _weight=None, _freeze=False,
-                 dtype=None):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
         for name, v in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
@@ -36,6 +37,14 @@ class Embedding(Module):
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = padding_idx
+        if sparse:
+            raise _C.LucidError("Embedding: sparse=True needs sparse gradients, which pylucid does not have; "
+                                "use sparse=False (the gradient is dense)")
+        _check_device(device, "Embedding")
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.sparse = sparse
         if _weight is None:
             self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype), not _freeze)
             self.reset_parameters()
@@ -56,19 +65,28 @@ class Embedding(Module):
                 self.weight[self.padding_idx].fill_(0.0)
 
     @classmethod
-    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
         """An Embedding holding a copy-free view of the 2-D tensor ``embeddings``."""
         if embeddings.ndim != 2:
             raise _C.ShapeMismatch(f"Embedding.from_pretrained: embeddings must be 2-D, got shape "
                                    f"{list(embeddings.shape)}")
         rows, cols = embeddings.shape
-        return cls(rows, cols, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze)
+        return cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=embeddings, _freeze=freeze)
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
         return s

@@ -49,7 +49,7 @@ def get_total_norm(tensors, norm_type=2.0):
     return _C._total_norm(list(tensors), _norm_type(norm_type, "get_total_norm"))
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Scale the gradients of ``parameters`` in place so that their total ``norm_type``-norm
     (all gradients as one vector) is at most ``max_norm``; returns the norm before clipping as
     a 0-d tensor. The scale is ``max_norm / (total + 1e-6)`` when below 1, as in PyTorch.
@@ -59,6 +59,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         max_norm: the largest total norm the gradients may have after clipping.
         norm_type: the order of the norm, a positive number or ``inf``. Default 2.
         error_if_nonfinite: raise instead of scaling when the total norm is NaN or infinite.
+        foreach: accepted for PyTorch's signature (it picks PyTorch's kernels); no effect.
             Default False.
 
     Returns:
@@ -82,7 +83,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
                                bool(error_if_nonfinite))
 
 
-def clip_grad_value_(parameters, clip_value):
+def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp every gradient of ``parameters`` into ``[-clip_value, clip_value]``, in place.
 
     Parameters without a ``.grad`` are skipped. Raises LucidError for a negative

@@ -28,7 +28,7 @@ __all__ = ["PackedSequence", "pack_padded_sequence", "pack_sequence", "pad_packe
 
 
 def _long(values):
-    return _C._from_numpy(_np.ascontiguousarray(_np.asarray(values, dtype=_np.int64)))
+    return _C._from_numpy(_np.asarray(values, dtype=_np.int64, order="C"))
 
 
 def _invert(perm):
