@@ -16,8 +16,11 @@ import numpy as _np
 
 from . import _C
 from ._C import Tensor
+from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvalsh, inv_ex, lstsq, matrix_rank, pinv,
+                             qr, svd, svdvals)
 
-__all__ = ["det", "inv", "norm", "slogdet", "solve", "vector_norm"]
+__all__ = ["det", "inv", "norm", "slogdet", "solve", "vector_norm", "LinAlgError", "cholesky", "cholesky_ex", "qr",
+           "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank", "inv_ex"]
 
 
 def _check(x, op):
@@ -92,7 +95,7 @@ def _fns():
             try:
                 out = _from_np(_np.linalg.inv(_np_of(A)), A)
             except _np.linalg.LinAlgError:
-                raise _C.LucidError("linalg.inv: The diagonal element is zero, the inversion could not be completed "
+                raise LinAlgError("linalg.inv: The diagonal element is zero, the inversion could not be completed "
                                     "because the input matrix is singular.") from None
             ctx.save_for_backward(out)
             return out
@@ -132,7 +135,7 @@ def _fns():
             try:
                 return _from_np(_np.linalg.solve(_np_of(A), _np_of(B)), A)
             except _np.linalg.LinAlgError:
-                raise _C.LucidError("linalg.solve: The solver failed because the input matrix is singular.") from None
+                raise LinAlgError("linalg.solve: The solver failed because the input matrix is singular.") from None
 
         @staticmethod
         def backward(ctx, g):
@@ -222,9 +225,12 @@ def logdet(A):
 
 
 def _attach():
-    for name, fn in (("det", det), ("inverse", inv), ("logdet", logdet), ("slogdet", slogdet)):
-        def method(self, _fn=fn):
-            return _fn(self)
+    from ._linalg_decomp import cholesky_inverse, cholesky_solve, cholesky_top, pinverse, qr_top, svd_top
+    for name, fn in (("det", det), ("inverse", inv), ("logdet", logdet), ("slogdet", slogdet),
+                     ("cholesky", cholesky_top), ("svd", svd_top), ("qr", qr_top), ("pinverse", pinverse),
+                     ("cholesky_solve", cholesky_solve), ("cholesky_inverse", cholesky_inverse)):
+        def method(self, *args, _fn=fn, **kwargs):
+            return _fn(self, *args, **kwargs)
         method.__name__ = method.__qualname__ = name
         method.__doc__ = fn.__doc__
         setattr(Tensor, name, method)
