@@ -6,7 +6,10 @@ as they are in PyTorch on a machine without a GPU.
 >>> pylucid.cuda.is_available(), pylucid.cuda.device_count()
 (False, 0)
 """
-__all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "synchronize",
+import sys as _sys
+import types as _types
+
+__all__ = ["amp", "is_available", "device_count", "manual_seed", "manual_seed_all", "synchronize",
            "empty_cache", "is_bf16_supported"]
 
 
@@ -39,3 +42,18 @@ def synchronize(device=None):
 
 def empty_cache():
     """Does nothing: there is no CUDA memory."""
+
+
+# ``torch.cuda.amp``: its GradScaler warns that CUDA is not available and disables itself, as
+# PyTorch's does on a machine without a GPU (scripts construct it unconditionally).
+amp = _types.ModuleType("pylucid.cuda.amp", "``torch.cuda.amp``: ``GradScaler`` (disabled: there is no CUDA device).")
+
+
+def _init_amp():
+    from ._grad_scaler import cuda_GradScaler
+    amp.GradScaler = cuda_GradScaler
+    amp.__all__ = ["GradScaler"]
+    _sys.modules[amp.__name__] = amp
+
+
+_init_amp()

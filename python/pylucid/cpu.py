@@ -1,0 +1,41 @@
+"""``pylucid.cpu`` (PyTorch's ``torch.cpu``): the one device pylucid has. ``is_available()`` is
+True, ``device_count()`` is 1; ``pylucid.cpu.amp`` holds ``autocast`` and the deprecated
+``GradScaler`` spelling (``GradScaler('cpu')``)."""
+import sys as _sys
+import types as _types
+
+__all__ = ["amp", "is_available", "device_count", "current_device", "synchronize"]
+
+
+def is_available():
+    """True: pylucid runs on the CPU."""
+    return True
+
+
+def device_count():
+    """1."""
+    return 1
+
+
+def current_device():
+    """``"cpu"``, as PyTorch's ``torch.cpu.current_device()``."""
+    return "cpu"
+
+
+def synchronize(device=None):
+    """A no-op: CPU work is synchronous."""
+
+
+amp = _types.ModuleType("pylucid.cpu.amp", "``torch.cpu.amp``: ``autocast`` and ``GradScaler`` on the CPU.")
+
+
+def _init_amp():
+    from ._grad_scaler import cpu_GradScaler
+    from .amp import autocast
+    amp.GradScaler = cpu_GradScaler
+    amp.autocast = autocast
+    amp.__all__ = ["GradScaler", "autocast"]
+    _sys.modules[amp.__name__] = amp
+
+
+_init_amp()
