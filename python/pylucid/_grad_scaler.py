@@ -25,6 +25,7 @@ does nothing, ``get_scale()`` is 1.0 and ``state_dict()`` is empty.
 import warnings
 from collections import defaultdict
 from enum import Enum
+from typing import Any
 
 from . import _C
 from ._C import Tensor
@@ -63,13 +64,13 @@ class GradScaler:
             if backoff_factor >= 1.0:
                 raise ValueError("GradScaler: The backoff factor must be < 1.0.")
             self._init_scale = float(init_scale)
-            self._scale = None  # a float32 0-d tensor, made by the first scale()
+            self._scale: Any = None  # a float32 0-d tensor, made by the first scale()
             self._growth_factor = float(growth_factor)
             self._backoff_factor = float(backoff_factor)
             self._growth_interval = int(growth_interval)
             self._init_growth_tracker = 0
-            self._growth_tracker = None  # consecutive steps without inf/NaN
-            self._per_optimizer_states = defaultdict(_fresh_state)
+            self._growth_tracker: Any = None  # consecutive steps without inf/NaN
+            self._per_optimizer_states: Any = defaultdict(_fresh_state)
 
     # ---- scaling ------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ As in PyTorch, the gradient of a symmetric input (``cholesky``, ``eigh``) is the
 and those of eigen- and singular vectors are only meaningful for losses that do not depend on
 their signs; repeated eigen- or singular values give infinite gradients.
 """
-from typing import NamedTuple
+import collections as _collections
 
 import numpy as _np
 
@@ -47,9 +47,9 @@ LinAlgError.__module__ = "pylucid.linalg"
 
 
 def _named(name, fields):
-    t = NamedTuple(name, [(f, Tensor) for f in fields])
+    t = _collections.namedtuple(name, fields)  # type: ignore[misc]
     t.__module__ = "pylucid.return_types"
-    t.__repr__ = return_type_repr
+    setattr(t, "__repr__", return_type_repr)  # noqa: B010
     return t
 
 
@@ -577,7 +577,7 @@ def _FNS_get(i):
 
 # ---- the top-level spellings ---------------------------------------------------------------
 
-_warned = set()
+_warned: set[str] = set()
 
 
 def _warn_once(key, msg):

@@ -32,9 +32,9 @@ amp = _types.ModuleType("pylucid.cpu.amp", "``torch.cpu.amp``: ``autocast`` and 
 def _init_amp():
     from ._grad_scaler import cpu_GradScaler
     from .amp import autocast
-    amp.GradScaler = cpu_GradScaler
-    amp.autocast = autocast
-    amp.__all__ = ["GradScaler", "autocast"]
+    setattr(amp, "GradScaler", cpu_GradScaler)  # noqa: B010
+    setattr(amp, "autocast", autocast)  # noqa: B010
+    setattr(amp, "__all__", ["GradScaler", "autocast"])  # noqa: B010
     _sys.modules[amp.__name__] = amp
 
 

@@ -51,8 +51,8 @@ amp = _types.ModuleType("pylucid.cuda.amp", "``torch.cuda.amp``: ``GradScaler`` 
 
 def _init_amp():
     from ._grad_scaler import cuda_GradScaler
-    amp.GradScaler = cuda_GradScaler
-    amp.__all__ = ["GradScaler"]
+    setattr(amp, "GradScaler", cuda_GradScaler)  # noqa: B010
+    setattr(amp, "__all__", ["GradScaler"])  # noqa: B010
     _sys.modules[amp.__name__] = amp
 
 

@@ -225,15 +225,12 @@ def logdet(A):
 
 
 def _attach():
+    from ._compat import _method
     from ._linalg_decomp import cholesky_inverse, cholesky_solve, cholesky_top, pinverse, qr_top, svd_top
     for name, fn in (("det", det), ("inverse", inv), ("logdet", logdet), ("slogdet", slogdet),
                      ("cholesky", cholesky_top), ("svd", svd_top), ("qr", qr_top), ("pinverse", pinverse),
                      ("cholesky_solve", cholesky_solve), ("cholesky_inverse", cholesky_inverse)):
-        def method(self, *args, _fn=fn, **kwargs):
-            return _fn(self, *args, **kwargs)
-        method.__name__ = method.__qualname__ = name
-        method.__doc__ = fn.__doc__
-        setattr(Tensor, name, method)
+        setattr(Tensor, name, _method(fn, name, fn.__doc__))
 
 
 _attach()

@@ -164,6 +164,13 @@ def _check_grid_sample(input, grid, mode, padding_mode):
                                f"{list(input.shape)}")
 
 
+def _sum(terms):
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
 def _cubic_coeffs(t):
     # PyTorch's get_cubic_upsample_coefficients with A = -0.75, for taps at -1, 0, 1, 2.
     A = -0.75
@@ -204,18 +211,16 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
     def tap(idx, valid):
         """input at integer positions idx[j] (one per grid column), 0 where not valid."""
-        lin = None
-        for j in range(k):
-            term = idx[j].clamp(0, sizes[k - 1 - j] - 1) * strides[k - 1 - j]
-            lin = term if lin is None else lin + term
+        lin = idx[0].clamp(0, sizes[k - 1] - 1) * strides[k - 1]
+        for j in range(1, k):
+            lin = lin + idx[j].clamp(0, sizes[k - 1 - j] - 1) * strides[k - 1 - j]
         vals = flat.gather(2, lin.long().expand(N, C, Q))
         return vals if valid is None else vals.masked_fill(~valid, 0.0)
 
     def in_bounds(idx):
-        ok = None
-        for j in range(k):
-            m = (idx[j] >= 0) & (idx[j] <= sizes[k - 1 - j] - 1)
-            ok = m if ok is None else ok & m
+        ok = (idx[0] >= 0) & (idx[0] <= sizes[k - 1] - 1)
+        for j in range(1, k):
+            ok = ok & (idx[j] >= 0) & (idx[j] <= sizes[k - 1 - j] - 1)
         return ok
 
     if mode == "bicubic":
@@ -223,18 +228,16 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         base = [c.detach().floor() for c in coords]
         wx = _cubic_coeffs(coords[0] - base[0])
         wy = _cubic_coeffs(coords[1] - base[1])
-        out = None
+        rows = []
         for b in range(4):
-            row = None
+            cols = []
             for a in range(4):
                 idx = [_pad_coordinates(base[0] + (a - 1), sizes[1], padding_mode, align_corners),
                        _pad_coordinates(base[1] + (b - 1), sizes[0], padding_mode, align_corners)]
                 idx = [i.detach().trunc() for i in idx]  # PyTorch casts the padded tap to int64
-                v = tap(idx, in_bounds(idx)) * wx[a]
-                row = v if row is None else row + v
-            row = row * wy[b]
-            out = row if out is None else out + row
-        return out.reshape(N, C, *out_spatial)
+                cols.append(tap(idx, in_bounds(idx)) * wx[a])
+            rows.append(_sum(cols) * wy[b])
+        return _sum(rows).reshape(N, C, *out_spatial)
 
     coords = [_pad_coordinates(_unnormalize(g[..., j], sizes[k - 1 - j], align_corners), sizes[k - 1 - j],
                                padding_mode, align_corners) for j in range(k)]
@@ -248,15 +251,14 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         return out.reshape(N, C, *out_spatial)
 
     lo = [c.detach().floor() for c in coords]
-    out = None
+    terms = []
     for corner in range(1 << k):
         bits = [(corner >> j) & 1 for j in range(k)]
         idx = [lo[j] + bits[j] for j in range(k)]
-        w = None
-        for j in range(k):
-            # The far corner's offset minus the point (bit 0) or the point minus the near one (bit 1).
-            f = coords[j] - lo[j] if bits[j] else (lo[j] + 1) - coords[j]
-            w = f if w is None else w * f
-        v = tap(idx, in_bounds(idx)) * w
-        out = v if out is None else out + v
-    return out.reshape(N, C, *out_spatial)
+        # Per dim: the far corner minus the point (bit 0) or the point minus the near corner (bit 1).
+        factors = [coords[j] - lo[j] if bits[j] else (lo[j] + 1) - coords[j] for j in range(k)]
+        w = factors[0]
+        for f in factors[1:]:
+            w = w * f
+        terms.append(tap(idx, in_bounds(idx)) * w)
+    return _sum(terms).reshape(N, C, *out_spatial)

@@ -23,6 +23,8 @@ PyTorch, so the iterates agree with PyTorch's to rounding.
 >>> [round(v, 4) for v in x.tolist()]
 [1.0, 2.0]
 """
+from typing import Any
+
 from .. import _C
 from .._C import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -69,7 +71,10 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
     t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
     done = False
     it = 0
-    bracket = bracket_f = bracket_g = bracket_gtd = None
+    bracket: list = []
+    bracket_f: list = []
+    bracket_g: list = []
+    bracket_gtd: list = []
     while it < max_ls:
         if f_new > (f + c1 * t * gtd) or (it > 1 and f_new >= f_prev):
             bracket, bracket_f = [t_prev, t], [f_prev, f_new]
@@ -185,7 +190,7 @@ class LBFGS(Optimizer):
             p.copy_(v)
         return loss, g
 
-    def step(self, closure):  # noqa: C901 (one algorithm, kept in one piece as in PyTorch)
+    def step(self, closure):  # type: ignore[override]  # the closure is required, as in PyTorch
         """Run up to ``max_iter`` L-BFGS iterations; ``closure`` re-evaluates the model and
         returns the loss. Returns the loss at the starting point."""
         if closure is None or not callable(closure):
@@ -215,9 +220,14 @@ class LBFGS(Optimizer):
         if flat_grad.abs().max() <= tol_grad:
             return orig_loss
 
-        d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag, prev_flat_grad, prev_loss = state.get("H_diag"), state.get("prev_flat_grad"), state.get("prev_loss")
+        d: Any = state.get("d")
+        t: Any = state.get("t")
+        old_dirs: Any = state.get("old_dirs")
+        old_stps: Any = state.get("old_stps")
+        ro: Any = state.get("ro")
+        H_diag: Any = state.get("H_diag")
+        prev_flat_grad: Any = state.get("prev_flat_grad")
+        prev_loss: Any = state.get("prev_loss")
 
         n_iter = 0
         while n_iter < max_iter:
