@@ -1291,6 +1291,12 @@ class Tensor:
         >>> (pylucid.ones(5, 2, 3) @ pylucid.ones(3, 4)).shape
         pylucid.Size([5, 2, 4])
         """
+    def matrix_exp(self, *args, **kwargs):
+        """
+        ``exp(A)`` of each square matrix in ``A``: scaling and squaring around a degree-18 Taylor
+            polynomial (``A / 2^s`` with 1-norm at most 1/2, so the truncation is below float64's
+            rounding), written with matmuls so its gradient has every order.
+        """
     def matrix_power(self, *args, **kwargs):
         """
         The ``n``-th power (``n >= 0``) of a square matrix or batch of them, by repeated squaring;

@@ -35,7 +35,7 @@ from ._tensor import empty, eye, zeros
 from ._tensor_str import return_type_repr
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq",
-           "matrix_rank", "inv_ex"]
+           "matrix_rank", "inv_ex", "matrix_exp", "householder_product"]
 
 
 class LinAlgError(_C.LucidError):
@@ -643,3 +643,54 @@ def cholesky_inverse(L, upper=False, *, out=None):
     Lo = _mT(L) if upper else L
     Li = inv(Lo)
     return _out(_mT(Li) @ Li, out)
+
+
+# ---- matrix exponential and Householder products (composites of differentiable ops) --------
+
+def matrix_exp(A):
+    """``exp(A)`` of each square matrix in ``A``: scaling and squaring around a degree-18 Taylor
+    polynomial (``A / 2^s`` with 1-norm at most 1/2, so the truncation is below float64's
+    rounding), written with matmuls so its gradient has every order."""
+    _matrix(A, "linalg.matrix_exp", square=True)
+    n = A.shape[-1]
+    if n == 0 or A.numel() == 0:
+        return A.clone()
+    norm = float(_np.abs(_np_of(A)).sum(-2).max()) if A.numel() else 0.0
+    s = 0 if norm <= 0.5 or not _np.isfinite(norm) else int(_np.ceil(_np.log2(norm / 0.5)))
+    X = A / float(2 ** s) if s else A
+    I = _eye(n, A)
+    # Horner: I + X (I + X/2 (I + X/3 (... (I + X/18))))
+    E = I + X / 18.0
+    for k in range(17, 0, -1):
+        E = I + (X @ E) / float(k)
+    for _ in range(s):
+        E = E @ E
+    return E
+
+
+def householder_product(A, tau, *, out=None):
+    """The first ``n`` columns of ``H_1 ... H_k`` for ``A`` ``(*, m, n)`` and ``tau`` ``(*, k)``,
+    ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` column ``i`` of ``A`` below the diagonal and 1 on
+    it (LAPACK's ``orgqr``); differentiable in ``A`` and ``tau``."""
+    _matrix(A, "linalg.householder_product")
+    if not isinstance(tau, Tensor):
+        raise _C.DtypeMismatch(f"linalg.householder_product: tau must be a Tensor, got {type(tau).__name__}")
+    m, n = A.shape[-2], A.shape[-1]
+    k = tau.shape[-1] if tau.dim() else 0
+    if m < n:
+        raise _C.ShapeMismatch(f"torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
+                               f"input.shape[-1], got {m} and {n}")
+    if k > n:
+        raise _C.ShapeMismatch(f"torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
+                               f"tau.shape[-1], got {n} and {k}")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise _C.ShapeMismatch(f"torch.linalg.householder_product: Expected batch dimensions of tau to be equal to "
+                               f"input.shape[:-2], got {list(tau.shape[:-1])} and {list(A.shape[:-2])}")
+    V = A.tril(-1) + _eye(m, A)[:, :n]
+    batch = tuple(A.shape[:-2])
+    Q = _eye(m, A)[:, :n].expand(*batch, m, n)
+    # Apply H_k first to the identity's columns, then H_{k-1}, ..., H_1 (Q = H_1 (H_2 (... H_k I))).
+    for i in range(k - 1, -1, -1):
+        v = V[..., :, i:i + 1]
+        Q = Q - (tau[..., i:i + 1].unsqueeze(-1) * v) @ (_mT(v) @ Q)
+    return _out(Q, out)

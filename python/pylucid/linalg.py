@@ -16,11 +16,12 @@ import numpy as _np
 
 from . import _C
 from ._C import Tensor
-from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvalsh, inv_ex, lstsq, matrix_rank, pinv,
-                             qr, svd, svdvals)
+from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvalsh, householder_product, inv_ex, lstsq,
+                             matrix_exp, matrix_rank, pinv, qr, svd, svdvals)
 
 __all__ = ["det", "inv", "norm", "slogdet", "solve", "vector_norm", "LinAlgError", "cholesky", "cholesky_ex", "qr",
-           "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank", "inv_ex"]
+           "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank", "inv_ex",
+           "matrix_exp", "householder_product"]
 
 
 def _check(x, op):
@@ -229,7 +230,8 @@ def _attach():
     from ._linalg_decomp import cholesky_inverse, cholesky_solve, cholesky_top, pinverse, qr_top, svd_top
     for name, fn in (("det", det), ("inverse", inv), ("logdet", logdet), ("slogdet", slogdet),
                      ("cholesky", cholesky_top), ("svd", svd_top), ("qr", qr_top), ("pinverse", pinverse),
-                     ("cholesky_solve", cholesky_solve), ("cholesky_inverse", cholesky_inverse)):
+                     ("cholesky_solve", cholesky_solve), ("cholesky_inverse", cholesky_inverse),
+                     ("matrix_exp", matrix_exp)):
         setattr(Tensor, name, _method(fn, name, fn.__doc__))
 
 

@@ -33,7 +33,10 @@ class ParametrizationList(ModuleList):
         with no_grad():
             for m in reversed(list(self)):
                 if hasattr(m, "right_inverse"):
-                    new = m.right_inverse(new)
+                    try:
+                        new = m.right_inverse(new)
+                    except NotImplementedError:  # as PyTorch: taken to be the identity here
+                        pass
         self.is_tensor = isinstance(new, Tensor)
         if self.is_tensor:
             with no_grad():  # the same Parameter object, so optimizers built before still see it
