@@ -63,6 +63,7 @@ from .linalg import inv as inverse  # noqa: E402,F401
 from ._linalg_decomp import cholesky_inverse, cholesky_solve, matrix_exp, pinverse  # noqa: E402,F401
 from ._linalg_decomp import cholesky_top as cholesky, qr_top as qr, svd_top as svd  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
+from ._poisson import poisson  # noqa: E402,F401
 from . import _index_ext, _math, _math_ext, _out, _shape, _tensor  # noqa: E402
 
 _out.install(globals(), (_math, _math_ext, _shape, _compat, _tensor, _index_ext))
