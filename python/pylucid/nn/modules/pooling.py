@@ -1,4 +1,4 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d`` and
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d`` and
 ``AdaptiveMaxPool1d/2d``, with PyTorch's arguments, attributes and ``repr``. Errors name the
 layer (``MaxPool2d: ...``)."""
 from ... import _C
@@ -6,7 +6,7 @@ from .._functional_pool import _stride
 from ..module import Module
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d",
-           "AvgPool2d", "MaxPool1d", "MaxPool2d"]
+           "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -55,6 +55,24 @@ class MaxPool2d(_MaxPoolNd):
     """
 
     _dims = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-d max pooling over ``(N, C, D, H, W)`` (or ``(C, D, H, W)``); see
+    :func:`pylucid.nn.functional.max_pool3d`. ``stride`` defaults to ``kernel_size``.
+
+    >>> import pylucid
+    >>> MaxPool3d(2)(pylucid.ones(1, 2, 4, 4, 4)).shape
+    pylucid.Size([1, 2, 2, 2, 2])
+    """
+
+    _dims = 3
+
+    def forward(self, input):
+        from .._functional_pool3d import max_pool3d_with_indices
+        y, idx = max_pool3d_with_indices(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                                         self.ceil_mode)
+        return (y, idx) if self.return_indices else y
 
 
 class AvgPool1d(Module):
@@ -111,6 +129,21 @@ class AvgPool2d(Module):
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """3-d average pooling over ``(N, C, D, H, W)`` (or ``(C, D, H, W)``); see
+    :func:`pylucid.nn.functional.avg_pool3d` (``count_include_pad``, ``divisor_override``).
+
+    >>> import pylucid
+    >>> AvgPool3d(2)(pylucid.ones(1, 2, 4, 4, 4)).shape
+    pylucid.Size([1, 2, 2, 2, 2])
+    """
+
+    def forward(self, input):
+        from .._functional_pool3d import avg_pool3d
+        return avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                          self.divisor_override)
 
 
 class _AdaptivePool(Module):
