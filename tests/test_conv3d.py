@@ -111,3 +111,50 @@ def test_matches_torch(xs, ws, kw):
     (lo * pylucid.tensor(g)).sum().backward()
     for a, c in ((tx, lx), (tw, lw), (tb, lb)):
         np.testing.assert_allclose(c.grad.numpy(), a.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+# ---- conv_transpose3d ----------------------------------------------------------------------
+
+TCASES = [((1, 2, 3, 2, 3), (2, 3, 2, 2, 2), dict(stride=1, padding=0, output_padding=0, groups=1, dilation=1)),
+          ((2, 4, 2, 3, 2), (4, 1, 2, 3, 2), dict(stride=(2, 1, 2), padding=(1, 0, 1), output_padding=(1, 0, 1),
+                                                  groups=2, dilation=(1, 2, 1)))]
+
+
+@pytest.mark.parametrize("xs,ws,kw", TCASES)
+def test_conv_transpose3d_is_the_adjoint_of_conv3d(xs, ws, kw):
+    """<conv_transpose3d(x, w), y> == <x, conv3d(y, w)> for matching geometry."""
+    x = RNG.standard_normal(xs)
+    w = RNG.standard_normal(ws)
+    out = F.conv_transpose3d(pylucid.tensor(x), pylucid.tensor(w), **kw)
+    y = RNG.standard_normal(tuple(out.shape))
+    conv_kw = {k: v for k, v in kw.items() if k != "output_padding"}
+    back = F.conv3d(pylucid.tensor(y), pylucid.tensor(w), **conv_kw).numpy()
+    np.testing.assert_allclose((out.numpy() * y).sum(), (x * back[:, :, :x.shape[2], :x.shape[3], :x.shape[4]]).sum(),
+                               rtol=1e-10)
+
+
+@pytest.mark.parametrize("xs,ws,kw", TCASES)
+def test_conv_transpose3d_gradcheck(xs, ws, kw):
+    x = pylucid.tensor(RNG.standard_normal(xs), requires_grad=True)
+    w = pylucid.tensor(RNG.standard_normal(ws), requires_grad=True)
+    b = pylucid.tensor(RNG.standard_normal(ws[1] * kw["groups"]), requires_grad=True)
+    assert gradcheck(lambda a, c, d: F.conv_transpose3d(a, c, d, **kw), (x, w, b))
+
+
+def test_conv_transpose3d_module_and_torch():
+    m = pylucid.nn.ConvTranspose3d(4, 2, 3, stride=2, padding=1)
+    assert tuple(m(pylucid.ones(1, 4, 3, 3, 3), output_size=(6, 6, 6)).shape) == (1, 2, 6, 6, 6)
+    assert sorted(m.state_dict()) == ["bias", "weight"] and tuple(m.weight.shape) == (4, 2, 3, 3, 3)
+    torch = pytest.importorskip("torch")
+    for xs, ws, kw in TCASES:
+        x, w = RNG.standard_normal(xs).astype(np.float32), RNG.standard_normal(ws).astype(np.float32)
+        b = RNG.standard_normal(ws[1] * kw["groups"]).astype(np.float32)
+        tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+        lx, lw, lb = (pylucid.tensor(a, requires_grad=True) for a in (x, w, b))
+        to, lo = torch.nn.functional.conv_transpose3d(tx, tw, tb, **kw), F.conv_transpose3d(lx, lw, lb, **kw)
+        np.testing.assert_allclose(lo.detach().numpy(), to.detach().numpy(), rtol=1e-5, atol=1e-5)
+        g = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+        (to * torch.tensor(g)).sum().backward()
+        (lo * pylucid.tensor(g)).sum().backward()
+        for a, c in ((tx, lx), (tw, lw), (tb, lb)):
+            np.testing.assert_allclose(c.grad.numpy(), a.grad.numpy(), rtol=1e-4, atol=1e-4)

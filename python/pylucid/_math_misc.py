@@ -32,9 +32,9 @@ __all__ = [
 
 # PyTorch also exposes these nn.functional ops at the top level with the same signature
 # (torch.conv2d, torch.max_pool2d, torch.selu, ...): installed by _functional_aliases().
-_SAME_AS_FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
-                       "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
-                       "pixel_unshuffle", "channel_shuffle", "selu", "celu", "threshold", "hardshrink", "bilinear",
+_SAME_AS_FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                       "max_pool1d", "max_pool2d", "max_pool3d", "ctc_loss", "avg_pool1d", "adaptive_avg_pool1d",
+                       "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "selu", "celu", "threshold", "hardshrink", "bilinear",
                        "cosine_similarity", "pairwise_distance")
 
 

@@ -1,4 +1,4 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``, with
+"""Convolution layers: ``Conv1d/2d/3d`` and ``ConvTranspose1d/2d/3d``, with
 PyTorch's arguments, parameter shapes, initialisation, ``state_dict`` keys and ``repr``."""
 import math
 from typing import Any
@@ -10,7 +10,7 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -265,3 +265,22 @@ class ConvTranspose2d(_ConvTranspose):
     """
 
     _dims = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """Transposed 3-d convolution: ``weight`` ``(in_channels, out_channels / groups, kD, kH, kW)``;
+    each output size is ``(in - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1``.
+    Computed by :func:`pylucid.nn.functional.conv_transpose3d`.
+
+    >>> import pylucid
+    >>> up = ConvTranspose3d(4, 2, 2, stride=2)
+    >>> up(pylucid.ones(1, 4, 3, 3, 3)).shape
+    pylucid.Size([1, 2, 6, 6, 6])
+    """
+
+    _dims = 3
+
+    def forward(self, input, output_size=None):
+        op = self._output_padding(input, output_size)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                                  self.dilation)
