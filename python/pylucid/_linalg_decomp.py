@@ -86,11 +86,12 @@ def _np_of(A):
 
 
 def _T(a, like):
-    return _C._from_numpy(_np.ascontiguousarray(a)).to(like.dtype)
+    # np.array(order="C") rather than ascontiguousarray, which turns a 0-d array into a 1-d one.
+    return _C._from_numpy(_np.array(a, order="C")).to(like.dtype)
 
 
 def _long(a):
-    return _C._from_numpy(_np.ascontiguousarray(_np.asarray(a, dtype=_np.int64)))
+    return _C._from_numpy(_np.array(a, dtype=_np.int64, order="C"))
 
 
 def _solve(A, B):
@@ -135,6 +136,8 @@ def _first_bad_minor(a):
 
 def _cholesky_np(a):
     """(L, info) per matrix: L of the lower triangle, info 0 or the order of the failing minor."""
+    if a.size == 0:
+        return _np.zeros_like(a), _np.zeros(a.shape[:-2], dtype=_np.int64)
     flat = a.reshape(-1, a.shape[-2], a.shape[-1])
     Ls = _np.zeros_like(flat)
     info = _np.zeros(flat.shape[0], dtype=_np.int64)
@@ -327,6 +330,12 @@ def _tolerances(atol, rtol, S_max, m, n, dtype, rcond_default=True):
     return _np.maximum(_np.asarray(atol, dtype=_np.float64), _np.asarray(rtol, dtype=_np.float64) * S_max)
 
 
+def _count_above(s, tol):
+    """Per matrix, how many of its singular values ``s`` (last dim) exceed ``tol`` (per matrix)."""
+    tol = _np.broadcast_to(_np.asarray(tol, dtype=_np.float64), s.shape[:-1])
+    return (s > tol[..., None]).sum(-1)
+
+
 def _tol_arg(t, op, name):
     if t is None or isinstance(t, (int, float, _np.floating)):
         return None if t is None else float(t)
@@ -356,6 +365,11 @@ def _pinv_np(a, atol, rtol, hermitian):
 def _out(r, out):
     if out is None:
         return r
+    if isinstance(r, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(r) or not all(isinstance(o, Tensor) for o in out):
+            raise _C.DtypeMismatch(f"out= must be a tuple of {len(r)} Tensors, got {type(out).__name__}")
+    elif not isinstance(out, Tensor):
+        raise _C.DtypeMismatch(f"out= must be a Tensor, got {type(out).__name__}")
     if isinstance(out, (tuple, list)):
         for o, v in zip(out, r):
             o.resize_(v.shape) if tuple(o.shape) != tuple(v.shape) else None
@@ -523,7 +537,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
     a = _np_of(A)
     s = _np.abs(_np.linalg.eigvalsh(a)) if hermitian else _np.linalg.svd(a, compute_uv=False)
     tol_v = _tolerances(atol, rtol, s.max(-1, initial=0.0), a.shape[-2], a.shape[-1], a.dtype)
-    return _out(_long((s > _np.asarray(tol_v)[..., None]).sum(-1)), out)
+    return _out(_long(_count_above(s, tol_v)), out)
 
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -556,7 +570,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     rtol = float(rcond) if rcond is not None and rcond >= 0 else eps * max(m, n)
     X = pinv(A, rtol=rtol) @ Bm
     s = _np.linalg.svd(_np_of(A), compute_uv=False)
-    rank = (s > rtol * s.max(-1, initial=0.0)[..., None]).sum(-1)
+    rank = _count_above(s, rtol * s.max(-1, initial=0.0))
     if driver != "gelsy" and m > n and bool((rank == n).all()):
         r = A @ X - Bm
         residuals = (r * r).sum(-2)
