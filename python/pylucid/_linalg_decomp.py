@@ -161,12 +161,10 @@ def _cholesky_grad(L, gL):
 
 
 def _keep(ctx, *factors):
-    """Multi-output Functions: each output gets its own backward node, called with that output's
-    gradient and None for the others (the formulas are linear in the output gradients, so the
-    contributions add up). The factors are kept on ctx rather than saved, so the first of those
-    calls does not release them for the others."""
+    """Multi-output Functions: the backward gets None for outputs without a gradient (the
+    formulas are linear in the output gradients; None skips a term)."""
     ctx.set_materialize_grads(False)
-    ctx.factors = factors
+    ctx.save_for_backward(*factors)
 
 
 def _fns():
@@ -201,7 +199,7 @@ def _fns():
 
         @staticmethod
         def backward(ctx, gw, gV):
-            w, V = ctx.factors
+            w, V = ctx.saved_tensors
             inner = _diag_embed(gw) if gw is not None else None
             if gV is not None:
                 X = _mT(V) @ gV
@@ -223,7 +221,7 @@ def _fns():
 
         @staticmethod
         def backward(ctx, gU, gS, gVh):
-            U, S, Vh = ctx.factors
+            U, S, Vh = ctx.saved_tensors
             return _svd_grad(U, S, Vh, gU, gS, gVh)
 
     class Qr(Function):
@@ -237,7 +235,7 @@ def _fns():
 
         @staticmethod
         def backward(ctx, gQ, gR):
-            Q, R = ctx.factors
+            Q, R = ctx.saved_tensors
             m, n = ctx.m, ctx.n
             if ctx.mode == "complete" and m > n:
                 raise _C.LucidError("linalg.qr: The QR decomposition is not differentiable when mode='complete' "
