@@ -320,3 +320,63 @@ def test_matches_torch(dtype):
     both(lambda a, b: torch.linalg.lstsq(a, b).solution, lambda a, b: LA.lstsq(a, b).solution, A[0], B)
     both(torch.linalg.eigvalsh, LA.eigvalsh, S)
     np.testing.assert_array_equal(LA.matrix_rank(pylucid.tensor(A)).numpy(), torch.linalg.matrix_rank(torch.tensor(A)).numpy())
+
+
+# ---- solve_triangular, matrix_norm and norm -------------------------------------------------------
+
+@pytest.mark.parametrize("upper,left,unit", [(False, True, False), (True, True, True), (False, False, False),
+                                             (True, False, True)])
+def test_solve_triangular(upper, left, unit):
+    L = np.tril(RNG.standard_normal((2, 3, 3))) + 3 * np.eye(3)
+    T = np.swapaxes(L, -1, -2) if upper else L
+    B = RNG.standard_normal((2, 3, 2)) if left else RNG.standard_normal((2, 2, 3))
+    X = LA.solve_triangular(_t(T, False), _t(B, False), upper=upper, left=left, unitriangular=unit).numpy()
+    Tm = T.copy()
+    if unit:
+        Tm[..., np.arange(3), np.arange(3)] = 1.0
+    np.testing.assert_allclose(Tm @ X if left else X @ Tm, B, atol=1e-12)
+    # Only the triangle that is read gets a gradient.
+    R = RNG.standard_normal((2, 3, 3))
+    A = _nc(T + (np.tril(R, -1) if upper else np.triu(R, 1)))  # values outside the triangle are ignored
+    Bt = _t(B)
+    assert gradcheck(lambda a, b: LA.solve_triangular(a, b, upper=upper, left=left, unitriangular=unit), (A, Bt))
+    LA.solve_triangular(A, Bt, upper=upper, left=left, unitriangular=unit).sum().backward()
+    g = A.grad.numpy()
+    outside = np.tril(g, -1) if upper else np.triu(g, 1)
+    assert not outside.any()
+    if unit:
+        assert not np.diagonal(g, axis1=-2, axis2=-1).any()
+    with pytest.raises(TypeError):
+        LA.solve_triangular(_t(T, False), _t(B, False))  # upper is required, as in PyTorch
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc", 2, -2, 1, -1, float("inf"), float("-inf")])
+def test_matrix_norm_and_norm(ord):
+    A = RNG.standard_normal((2, 3, 4))
+    ref = np.stack([np.linalg.norm(a, ord) for a in A])
+    np.testing.assert_allclose(LA.matrix_norm(_t(A, False), ord).numpy(), ref, rtol=1e-12)
+    np.testing.assert_allclose(LA.norm(_t(A, False), ord, dim=(1, 2)).numpy(), ref, rtol=1e-12)
+    np.testing.assert_allclose(LA.norm(_t(A[0], False), ord).item(), np.linalg.norm(A[0], ord), rtol=1e-12)
+    r = LA.matrix_norm(_t(A, False), ord, dim=(0, 2), keepdim=True)
+    assert tuple(r.shape) == (1, 3, 1)
+    assert gradcheck(lambda a: LA.matrix_norm(a, ord), (_t(A),))
+
+
+def test_norm_errors():
+    with pytest.raises(pylucid.LucidError, match="Order 3"):
+        LA.matrix_norm(_t(np.eye(2), False), 3)
+    with pytest.raises(pylucid.ShapeMismatch, match="1D or 2D"):
+        LA.norm(_t(np.ones((2, 2, 2)), False), 2)
+
+
+def test_solve_triangular_and_matrix_norm_match_torch():
+    torch = pytest.importorskip("torch")
+    L = (np.tril(RNG.standard_normal((3, 3))) + 3 * np.eye(3)).astype(np.float32)
+    B = RNG.standard_normal((3, 2)).astype(np.float32)
+    np.testing.assert_allclose(LA.solve_triangular(pylucid.tensor(L), pylucid.tensor(B), upper=False).numpy(),
+                               torch.linalg.solve_triangular(torch.tensor(L), torch.tensor(B), upper=False).numpy(),
+                               rtol=1e-5, atol=1e-6)
+    A = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    for o in ("fro", "nuc", 2, -2, 1, -1, float("inf"), float("-inf")):
+        np.testing.assert_allclose(LA.matrix_norm(pylucid.tensor(A), o).numpy(),
+                                   torch.linalg.matrix_norm(torch.tensor(A), o).numpy(), rtol=1e-5)

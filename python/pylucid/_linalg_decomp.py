@@ -35,7 +35,7 @@ from ._tensor import empty, eye, zeros
 from ._tensor_str import return_type_repr
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq",
-           "matrix_rank", "inv_ex", "matrix_exp", "householder_product"]
+           "matrix_rank", "inv_ex", "matrix_exp", "householder_product", "solve_triangular", "matrix_norm"]
 
 
 class LinAlgError(_C.LucidError):
@@ -706,3 +706,66 @@ def householder_product(A, tau, *, out=None):
         v = V[..., :, i:i + 1]
         Q = Q - (tau[..., i:i + 1].unsqueeze(-1) * v) @ (_mT(v) @ Q)
     return _out(Q, out)
+
+
+# ---- triangular solves and matrix norms --------------------------------------------------------
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """``X`` with ``A X = B`` (``X A = B`` when ``left=False``) for triangular ``A`` (only its
+    ``upper`` or lower triangle is read; a unit diagonal is assumed with ``unitriangular``).
+    Differentiable in ``B`` and in the triangle of ``A`` that is read."""
+    _matrix(A, "linalg.solve_triangular", square=True)
+    _matrix(B, "linalg.solve_triangular")
+    if B.dtype != A.dtype:
+        raise _C.DtypeMismatch(f"linalg.solve_triangular: Expected A and B to have the same dtype, but got "
+                               f"{A.dtype} and {B.dtype}")
+    n = A.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        raise _C.ShapeMismatch(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                               f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{n} and {B.shape[-2]}x{B.shape[-1]})")
+    T = A.triu(1 if unitriangular else 0) if upper else A.tril(-1 if unitriangular else 0)
+    if unitriangular:
+        T = T + _eye(n, A)
+    X = _solve(T, B) if left else _mT(_solve(_mT(T), _mT(B)))
+    return _out(X, out)
+
+
+_MATRIX_ORDS = ("fro", "nuc", 2, -2, 1, -1, float("inf"), float("-inf"))
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """The matrix norm of ``A`` over the two dims ``dim``: ``'fro'`` (default), ``'nuc'`` (sum of
+    singular values), ``2``/``-2`` (largest/smallest singular value), ``1``/``-1`` (max/min
+    column abs sum), ``inf``/``-inf`` (max/min row abs sum). Differentiable."""
+    if not isinstance(A, Tensor):
+        raise _C.DtypeMismatch(f"linalg.matrix_norm: expected a Tensor, got {type(A).__name__}")
+    if dtype is not None:
+        A = A.to(dtype)
+    if not A.dtype.is_floating_point:
+        raise _C.DtypeMismatch(f"linalg.matrix_norm: Expected a floating point tensor, got {A.dtype}")
+    if A.dim() < 2:
+        raise _C.ShapeMismatch(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions, got shape "
+                               f"{list(A.shape)}")
+    if ord not in _MATRIX_ORDS or isinstance(ord, bool):
+        raise _C.LucidError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise _C.ShapeMismatch(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+    d0, d1 = (int(d) % A.dim() for d in dim)
+    if d0 == d1:
+        raise _C.LucidError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    M = A.movedim((d0, d1), (-2, -1))
+    if ord == "fro":
+        r = (M * M).sum((-2, -1)).sqrt()
+    elif ord in ("nuc", 2, -2):
+        if M.dtype not in (_C.dtype.float32, _C.dtype.float64):
+            M = M.float()
+        s = svdvals(M)
+        r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+    else:
+        # 1 / -1: column sums (over rows), then max/min; inf / -inf: row sums, then max/min.
+        sums = M.abs().sum(-2) if ord in (1, -1) else M.abs().sum(-1)
+        r = sums.amax(-1) if ord > 0 else sums.amin(-1)
+    if keepdim:
+        for d in sorted((d0, d1)):
+            r = r.unsqueeze(d)
+    return _out(r, out)
