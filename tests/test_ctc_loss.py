@@ -108,6 +108,8 @@ def test_errors():
         F.ctc_loss(lp, t, [4, 4], [2, 1], reduction="avg")
     with pytest.raises(ValueError, match="size at least 3"):
         F.ctc_loss(lp, t, [4, 4], [3, 1])
+    with pytest.raises(pylucid.LucidError, match="must not be empty"):
+        F.ctc_loss(pylucid.zeros(0, 1, 3), pylucid.tensor([[1]]), [0], [1])
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])

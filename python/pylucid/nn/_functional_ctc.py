@@ -159,6 +159,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     unbatched = log_probs.dim() == 2
     if log_probs.dim() not in (2, 3):
         raise _C.ShapeMismatch(f"ctc_loss: log_probs must be 3-D (T, N, C) or 2-D (T, C), got {list(log_probs.shape)}")
+    if log_probs.numel() == 0:
+        raise _C.LucidError(f"ctc_loss: log_probs tensor must not be empty, got shape {list(log_probs.shape)}")
     lp = log_probs.unsqueeze(1) if unbatched else log_probs
     T, N, C = lp.shape
     if not 0 <= blank < C:
