@@ -167,3 +167,20 @@ def test_matches_torch(big, clip):
     assert ls == ts
     assert (min(ts) < kw["init_scale"]) == big  # the overflowing steps were skipped and backed off
     np.testing.assert_allclose(lw, tw, rtol=1e-6, atol=1e-6)
+
+
+def test_cuda_amp_autocast_warns_and_does_nothing():
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        ctx = pylucid.cuda.amp.autocast()
+        with ctx:
+            y = pylucid.ones(2, 2) @ pylucid.ones(2, 2)
+            assert not pylucid.amp.is_autocast_enabled()
+    assert y.dtype == pylucid.float32
+    kinds = {type(r.message) for r in rec}
+    assert FutureWarning in kinds and UserWarning in kinds
+
+    @pylucid.cuda.amp.autocast(enabled=False)
+    def f(x):
+        return x * 2
+    assert f(pylucid.ones(1)).tolist() == [2.0]

@@ -30,7 +30,7 @@ from typing import Any
 from . import _C
 from ._C import Tensor
 
-__all__ = ["GradScaler", "OptState"]
+__all__ = ["GradScaler", "OptState", "cuda_autocast"]
 
 
 class OptState(Enum):
@@ -292,3 +292,26 @@ def _deprecated_scaler(device, qualname):
 
 cuda_GradScaler = _deprecated_scaler("cuda", "torch.cuda.amp.GradScaler")
 cpu_GradScaler = _deprecated_scaler("cpu", "torch.cpu.amp.GradScaler")
+
+
+class cuda_autocast:
+    """``torch.cuda.amp.autocast(enabled=True, dtype=float16, cache_enabled=True)``: deprecated in
+    PyTorch, and on a machine without CUDA it warns and does nothing, which is what it does here
+    (a context manager and decorator that leaves autocast as it is)."""
+
+    def __init__(self, enabled=True, dtype=None, cache_enabled=True):
+        warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cuda', "
+                      "args...)` instead.", FutureWarning, stacklevel=2)
+        if enabled:
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", UserWarning,
+                          stacklevel=2)
+        self.enabled = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __call__(self, fn):
+        return fn

@@ -44,15 +44,16 @@ def empty_cache():
     """Does nothing: there is no CUDA memory."""
 
 
-# ``torch.cuda.amp``: its GradScaler warns that CUDA is not available and disables itself, as
-# PyTorch's does on a machine without a GPU (scripts construct it unconditionally).
-amp = _types.ModuleType("pylucid.cuda.amp", "``torch.cuda.amp``: ``GradScaler`` (disabled: there is no CUDA device).")
+# ``torch.cuda.amp``: its GradScaler and autocast warn that CUDA is not available and disable
+# themselves, as PyTorch's do on a machine without a GPU (scripts construct them unconditionally).
+amp = _types.ModuleType("pylucid.cuda.amp", "``torch.cuda.amp``: ``GradScaler`` and ``autocast`` (disabled: there is no CUDA device).")
 
 
 def _init_amp():
-    from ._grad_scaler import cuda_GradScaler
+    from ._grad_scaler import cuda_autocast, cuda_GradScaler
     setattr(amp, "GradScaler", cuda_GradScaler)  # noqa: B010
-    setattr(amp, "__all__", ["GradScaler"])  # noqa: B010
+    setattr(amp, "autocast", cuda_autocast)  # noqa: B010
+    setattr(amp, "__all__", ["GradScaler", "autocast"])  # noqa: B010
     _sys.modules[amp.__name__] = amp
 
 
