@@ -1,7 +1,7 @@
 """``pylucid.linalg``: PyTorch's ``torch.linalg``. Vector norms over the fused ``norm`` reduction
 and matrix norms (``norm``, ``matrix_norm``); the small dense solvers ``inv``, ``solve``, ``det``
 and ``slogdet`` here, and the decompositions (``cholesky``, ``qr``, ``eigh``, ``svd``, ``pinv``,
-``lstsq``, ``solve_triangular``, ``matrix_exp``, ...) in :mod:`pylucid._linalg_decomp`: LAPACK
+``lstsq``, ``solve_triangular``, ``matrix_exp``, ...): LAPACK
 through numpy for the forward, over batches of matrices; backward written with pylucid ops, so
 it has gradients of every order. All differentiable.
 
