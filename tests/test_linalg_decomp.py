@@ -380,3 +380,30 @@ def test_solve_triangular_and_matrix_norm_match_torch():
     for o in ("fro", "nuc", 2, -2, 1, -1, float("inf"), float("-inf")):
         np.testing.assert_allclose(LA.matrix_norm(pylucid.tensor(A), o).numpy(),
                                    torch.linalg.matrix_norm(torch.tensor(A), o).numpy(), rtol=1e-5)
+
+
+# ---- matrix_power, multi_dot, cond, vecdot, cross, diagonal ------------------------------------------
+
+def test_small_composites_against_numpy():
+    A = RNG.standard_normal((2, 3, 3))
+    np.testing.assert_allclose(LA.matrix_power(_t(A, False), 3).numpy(), np.linalg.matrix_power(A, 3), atol=1e-12)
+    np.testing.assert_allclose(LA.matrix_power(_t(A, False), -2).numpy(), np.linalg.matrix_power(A, -2), rtol=1e-9)
+    np.testing.assert_allclose(pylucid.matrix_power(_t(A, False), -1).numpy(), np.linalg.inv(A), rtol=1e-9)
+    v, B, w = RNG.standard_normal(3), RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+    r = LA.multi_dot([_t(v, False), _t(A[0], False), _t(B, False), _t(w, False)])
+    assert r.dim() == 0
+    np.testing.assert_allclose(r.item(), v @ A[0] @ B @ w, rtol=1e-12)
+    assert tuple(LA.multi_dot([_t(A[0], False), _t(B, False)]).shape) == (3, 4)
+    for p in (None, 2, -2, "fro", "nuc", 1, -1, np.inf, -np.inf):
+        np.testing.assert_allclose(LA.cond(_t(A, False), p).numpy(), np.linalg.cond(A, p), rtol=1e-9)
+    np.testing.assert_allclose(LA.vecdot(_t(A, False), _t(A[0], False)).numpy(), (A * A[0]).sum(-1), atol=1e-12)
+    np.testing.assert_allclose(LA.cross(_t(A, False), _t(A[::-1].copy(), False)).numpy(), np.cross(A, A[::-1]),
+                               atol=1e-12)
+    np.testing.assert_allclose(LA.diagonal(_t(A, False), offset=1).numpy(), np.diagonal(A, 1, -2, -1))
+    assert gradcheck(lambda a: LA.matrix_power(a, -2), (_t(A),))
+    assert gradcheck(lambda a: LA.cond(a), (_t(A),))
+    assert gradcheck(lambda a, b: LA.multi_dot([a, b, a]), (_t(A[0]), _t(RNG.standard_normal((3, 3)))))
+    with pytest.raises(pylucid.ShapeMismatch, match="at least 2"):
+        LA.multi_dot([_t(A[0], False)])
+    with pytest.raises(pylucid.ShapeMismatch, match="cannot be multiplied"):
+        LA.multi_dot([_t(A[0], False), _t(w, False)])

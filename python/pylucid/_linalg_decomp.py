@@ -35,7 +35,8 @@ from ._tensor import empty, eye, zeros
 from ._tensor_str import return_type_repr
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq",
-           "matrix_rank", "inv_ex", "matrix_exp", "householder_product", "solve_triangular", "matrix_norm"]
+           "matrix_rank", "inv_ex", "matrix_exp", "householder_product", "solve_triangular", "matrix_norm", "linalg_matrix_power", "multi_dot", "cond", "vecdot",
+           "cross", "diagonal"]
 
 
 class LinAlgError(_C.LucidError):
@@ -769,3 +770,78 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         for d in sorted((d0, d1)):
             r = r.unsqueeze(d)
     return _out(r, out)
+
+
+# ---- small composites: matrix_power, multi_dot, cond, vecdot, cross, diagonal ----------------------
+
+def linalg_matrix_power(A, n, *, out=None):
+    """``A`` to the integer power ``n`` (square matrices; ``n < 0`` inverts first)."""
+    from . import matrix_power as _mp
+    _matrix(A, "linalg.matrix_power", square=True)
+    return _out(_mp(A, n), out)
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of two or more matrices, as ``torch.linalg.multi_dot``: the first may be 1-D
+    (a row vector) and the last 1-D (a column vector); those dims are dropped from the result."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise _C.ShapeMismatch(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise _C.DtypeMismatch(f"multi_dot(): tensor {i} is a {type(t).__name__}, expected a Tensor")
+        want = (1, 2) if i in (0, len(tensors) - 1) else (2,)
+        if t.dim() not in want:
+            raise _C.ShapeMismatch(f"multi_dot(): tensor {i} must be {' or '.join(f'{w}D' for w in want)} but got "
+                                   f"{t.dim()}D")
+    first_vec, last_vec = tensors[0].dim() == 1, tensors[-1].dim() == 1
+    if first_vec:
+        tensors[0] = tensors[0].unsqueeze(0)
+    if last_vec:
+        tensors[-1] = tensors[-1].unsqueeze(-1)
+    for i in range(len(tensors) - 1):
+        if tensors[i].shape[-1] != tensors[i + 1].shape[-2]:
+            raise _C.ShapeMismatch(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(tensors[i].shape)} and "
+                                   f"{list(tensors[i + 1].shape)} cannot be multiplied")
+    r = tensors[0]
+    for t in tensors[1:]:
+        r = r @ t
+    if first_vec:
+        r = r.squeeze(0)
+    if last_vec:
+        r = r.squeeze(-1)
+    return _out(r, out)
+
+
+def cond(A, p=None, *, out=None):
+    """The condition number of each matrix in ``A`` for the norm ``p``: ``None``/``2`` (largest
+    over smallest singular value), ``-2`` (the inverse), or ``'fro'``, ``'nuc'``, ``1``, ``-1``,
+    ``inf``, ``-inf`` (``norm(A) * norm(inv(A))``, square matrices)."""
+    from .linalg import inv
+    if p is None or p in (2, -2):
+        _matrix(A, "linalg.cond")
+        s = svdvals(A)
+        r = s.amax(-1) / s.amin(-1) if p in (None, 2) else s.amin(-1) / s.amax(-1)
+        return _out(r, out)
+    _matrix(A, "linalg.cond", square=True)
+    return _out(matrix_norm(A, p) * matrix_norm(inv(A), p), out)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """The dot product of ``x`` and ``y`` (broadcast) along ``dim``."""
+    if not isinstance(x, Tensor) or not isinstance(y, Tensor):
+        raise _C.DtypeMismatch(f"linalg.vecdot: expected Tensors, got {type(x).__name__} and {type(y).__name__}")
+    return _out((x * y).sum(dim), out)
+
+
+def cross(input, other, *, dim=-1, out=None):
+    """The cross product of 3-vectors along ``dim`` (default the last, unlike ``torch.cross``)."""
+    from . import cross as _cross
+    return _out(_cross(input, other, dim=dim), out)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """``A.diagonal(offset, dim1, dim2)`` (defaults over the last two dims): a view."""
+    if not isinstance(A, Tensor):
+        raise _C.DtypeMismatch(f"linalg.diagonal: expected a Tensor, got {type(A).__name__}")
+    return A.diagonal(offset, dim1, dim2)

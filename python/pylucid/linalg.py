@@ -18,12 +18,15 @@ import numpy as _np
 
 from . import _C
 from ._C import Tensor
-from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvalsh, householder_product, inv_ex, lstsq,
-                             matrix_exp, matrix_norm, matrix_rank, pinv, qr, solve_triangular, svd, svdvals)
+from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, cond, cross, diagonal, eigh, eigvalsh,
+                             householder_product, inv_ex, lstsq, matrix_exp, matrix_norm, matrix_rank, multi_dot, pinv,
+                             qr, solve_triangular, svd, svdvals, vecdot)
+from ._linalg_decomp import linalg_matrix_power as matrix_power
 
 __all__ = ["det", "inv", "norm", "slogdet", "solve", "vector_norm", "LinAlgError", "cholesky", "cholesky_ex", "qr",
            "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank", "inv_ex",
-           "matrix_exp", "householder_product", "solve_triangular", "matrix_norm"]
+           "matrix_exp", "householder_product", "solve_triangular", "matrix_norm", "matrix_power", "multi_dot", "cond",
+           "vecdot", "cross", "diagonal"]
 
 
 def _check(x, op):
