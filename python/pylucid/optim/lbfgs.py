@@ -281,7 +281,7 @@ class LBFGS(Optimizer):
             if line_search_fn is not None:
                 x_init = [p.clone() for p in self._params]
                 loss, flat_grad, t, ls_func_evals = _strong_wolfe(
-                    lambda step: self._directional_evaluate(closure, x_init, step, d),
+                    lambda step, x0=x_init, dd=d: self._directional_evaluate(closure, x0, step, dd),
                     t, d, loss, flat_grad, gtd, max_ls=max_eval - current_evals)
                 self._add_grad(t, d)
                 opt_cond = flat_grad.abs().max() <= tol_grad
