@@ -189,3 +189,33 @@ def test_matches_torch():
         res[lib.__name__] = [t.detach().numpy() for t in out]
     for a, b in zip(res["torch"], res["pylucid"]):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=2e-5)
+
+
+def test_parametrize_cached_and_type_before():
+    from pylucid.nn.utils import parametrize
+    calls = []
+
+    class Count(nn.Module):
+        def forward(self, X):
+            calls.append(1)
+            return X * 2
+
+    m = parametrize.register_parametrization(nn.Linear(2, 2), "weight", Count())
+    assert parametrize.type_before_parametrizations(m) is nn.Linear
+    assert parametrize.type_before_parametrizations(nn.Linear(2, 2)) is nn.Linear
+    calls.clear()
+    with parametrize.cached():
+        w1, w2 = m.weight, m.weight
+        with parametrize.cached():
+            w3 = m.weight
+    assert w1 is w2 is w3 and len(calls) == 1
+    m.weight
+    assert len(calls) == 2
+    # Spectral norm in training mode: one power iteration per cached block, not per access.
+    pylucid.manual_seed(0)
+    s = P.spectral_norm(nn.Linear(3, 3))
+    with parametrize.cached():
+        s.weight
+        u1 = s.parametrizations.weight[0]._u.clone()
+        s.weight
+        assert s.parametrizations.weight[0]._u.tolist() == u1.tolist()
