@@ -209,3 +209,21 @@ def test_affine_grid_matches_torch(size, align):
         t = torch.nn.functional.affine_grid(torch.tensor(th), size, align).numpy()
         lg = F.affine_grid(pylucid.tensor(th), size, align).numpy()
     np.testing.assert_allclose(lg, t, atol=1e-6)
+
+
+def test_non_finite_grid_points():
+    x = pylucid.tensor(RNG.standard_normal((1, 1, 3, 4)))
+    g = pylucid.tensor([[[[float("nan"), 0.0], [1e30, -1e30]]]], dtype=pylucid.float64)
+    # border: a NaN coordinate clips to the first pixel, a huge one to the last, as PyTorch
+    out = F.grid_sample(x, g, "bilinear", "border", True).numpy()[0, 0, 0]
+    xa = x.numpy()[0, 0]
+    np.testing.assert_allclose(out, [(xa[1, 0]), xa[0, 3]])
+    assert np.isnan(F.grid_sample(x, g, "bilinear", "zeros", True).numpy()[0, 0, 0, 0])
+    torch = pytest.importorskip("torch")
+    xs = RNG.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    gs = np.array([[[[np.nan, 0.0], [1e30, -1e30]], [[0.3, np.nan], [-np.inf, np.inf]]]], dtype=np.float32)
+    for mode, padding, align in CASES_2D:
+        a = F.grid_sample(pylucid.tensor(xs), pylucid.tensor(gs), mode, padding, align).numpy()
+        b = torch.nn.functional.grid_sample(torch.tensor(xs), torch.tensor(gs), mode, padding, align).numpy()
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(np.nan_to_num(a), np.nan_to_num(b), atol=1e-6)

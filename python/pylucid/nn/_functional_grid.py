@@ -98,9 +98,9 @@ def _unnormalize(c, n, align_corners):
 
 def _clip(c, n):
     # min(n-1, max(c, 0)), gradient 1 strictly inside (0, n-1) and 0 elsewhere, as PyTorch's
-    # clip_coordinates_set_grad.
+    # clip_coordinates_set_grad; a NaN coordinate clips to 0, as in PyTorch's kernel.
     inside = (c > 0) & (c < n - 1)
-    return _C.where(inside, c, c.detach().clamp(0, n - 1))
+    return _C.where(inside, c, c.detach().nan_to_num(0.0).clamp(0, n - 1))
 
 
 def _reflect(c, twice_low, twice_high):
