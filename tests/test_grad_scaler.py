@@ -184,3 +184,11 @@ def test_cuda_amp_autocast_warns_and_does_nothing():
     def f(x):
         return x * 2
     assert f(pylucid.ones(1)).tolist() == [2.0]
+
+
+def test_cpu_amp_spellings():
+    with pytest.warns(FutureWarning, match="torch.cpu.amp.autocast"):
+        ctx = pylucid.cpu.amp.autocast(True, pylucid.bfloat16)
+    with ctx:
+        assert (pylucid.ones(2, 2) @ pylucid.ones(2, 2)).dtype == pylucid.bfloat16
+    assert pylucid.cpu.is_available() and pylucid.cpu.device_count() == 1

@@ -30,8 +30,20 @@ amp = _types.ModuleType("pylucid.cpu.amp", "``torch.cpu.amp``: ``autocast`` and 
 
 
 def _init_amp():
+    import warnings
+
     from ._grad_scaler import cpu_GradScaler
-    from .amp import autocast
+    from .amp import autocast as _autocast
+
+    class autocast(_autocast):
+        """``torch.cpu.amp.autocast(enabled=True, dtype=bfloat16, cache_enabled=True)``: deprecated in
+        PyTorch for ``torch.amp.autocast('cpu', ...)``, which it is."""
+
+        def __init__(self, enabled=True, dtype=None, cache_enabled=True):
+            warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cpu', "
+                          "args...)` instead.", FutureWarning, stacklevel=2)
+            super().__init__(dtype=dtype, enabled=enabled)
+
     setattr(amp, "GradScaler", cpu_GradScaler)  # noqa: B010
     setattr(amp, "autocast", autocast)  # noqa: B010
     setattr(amp, "__all__", ["GradScaler", "autocast"])  # noqa: B010
