@@ -200,3 +200,16 @@ def test_matches_torch_iterates(problem, kw, steps, tol):
     assert sorted(ts) == sorted(ls)
     assert ts["n_iter"] == ls["n_iter"] and ts["func_evals"] == ls["func_evals"]
     assert len(ts["old_dirs"]) == len(ls["old_dirs"])
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_matches_torch_in_float64_over_many_iterations(line_search_fn):
+    torch = pytest.importorskip("torch")
+    out = []
+    for lib in (torch, pylucid):
+        params, f = _rosenbrock(lib, dtype=np.float64)
+        opt, losses = _run(params, f, lib.optim.LBFGS if lib is torch else LBFGS, 1, max_iter=50,
+                           line_search_fn=line_search_fn)
+        out.append((params[0].detach().numpy(), opt.state_dict()["state"][0]["n_iter"]))
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-7, atol=1e-9)
+    assert out[1][1] == out[0][1]
