@@ -121,3 +121,64 @@ def test_matches_torch(kw):
         (ly * pylucid.tensor(g)).sum().backward()
         np.testing.assert_allclose(ly.detach().numpy(), ty.detach().numpy(), atol=1e-6)
         np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), atol=1e-6)
+
+
+# ---- adaptive 3-d pooling ----------------------------------------------------------------------
+
+def _adaptive_ref(x, out, kind):
+    N, C = x.shape[:2]
+    n = x.shape[2:]
+    y = np.zeros((N, C) + tuple(out))
+    for o in itertools.product(*map(range, out)):
+        sl = tuple(slice((o[i] * n[i]) // out[i], -((-(o[i] + 1) * n[i]) // out[i])) for i in range(3))
+        win = x[(slice(None), slice(None)) + sl].reshape(N, C, -1)
+        y[(slice(None), slice(None)) + o] = win.max(-1) if kind == "max" else win.mean(-1)
+    return y
+
+
+@pytest.mark.parametrize("out", [(1, 1, 1), (2, 3, 2), (5, 4, 6), (7, 5, 8)])
+def test_adaptive_against_reference_and_gradcheck(out):
+    x = RNG.standard_normal((2, 2, 5, 4, 6))
+    np.testing.assert_allclose(F.adaptive_avg_pool3d(pylucid.tensor(x), out).numpy(), _adaptive_ref(x, out, "avg"),
+                               atol=1e-12)
+    y, idx = F.adaptive_max_pool3d(pylucid.tensor(x), out, return_indices=True)
+    np.testing.assert_allclose(y.numpy(), _adaptive_ref(x, out, "max"))
+    np.testing.assert_array_equal(np.take_along_axis(x.reshape(2, 2, -1), idx.numpy().reshape(2, 2, -1), -1),
+                                  y.numpy().reshape(2, 2, -1))
+    xg = pylucid.tensor(RNG.standard_normal((1, 2, 3, 4, 5)), requires_grad=True)
+    small = tuple(min(o, s) for o, s in zip(out, (3, 4, 5)))
+    assert gradcheck(lambda a: F.adaptive_avg_pool3d(a, small), (xg,))
+    assert gradcheck(lambda a: F.adaptive_max_pool3d(a, small), (xg,))
+
+
+def test_adaptive_modules_none_and_errors():
+    x = pylucid.tensor(RNG.standard_normal((2, 3, 4, 5)))  # unbatched (C, D, H, W)
+    assert tuple(pylucid.nn.AdaptiveAvgPool3d((1, None, 2))(x).shape) == (2, 1, 4, 2)
+    y, i = pylucid.nn.AdaptiveMaxPool3d(1, return_indices=True)(x)
+    assert tuple(y.shape) == (2, 1, 1, 1) and i.dtype == pylucid.int64
+    np.testing.assert_allclose(y.numpy().reshape(-1), x.numpy().reshape(2, -1).max(-1))
+    assert repr(pylucid.nn.AdaptiveAvgPool3d(2)) == "AdaptiveAvgPool3d(output_size=2)"
+    with pytest.raises(pylucid.ShapeMismatch, match="4D or 5D"):
+        F.adaptive_avg_pool3d(pylucid.ones(2, 2), 1)
+    with pytest.raises(pylucid.ShapeMismatch, match="tuple of 3"):
+        F.adaptive_max_pool3d(x, (1, 1))
+
+
+@pytest.mark.parametrize("out", [1, (2, 3, 4), (3, None, 2), (7, 9, 8)])
+def test_adaptive_matches_torch(out):
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 3, 5, 7, 6)).astype(np.float32)
+    x[0, 0, :2, :2, :2] = 0.0
+    for kind in ("avg", "max"):
+        tx, lx = torch.tensor(x, requires_grad=True), pylucid.tensor(x, requires_grad=True)
+        if kind == "avg":
+            ty, ly = torch.nn.functional.adaptive_avg_pool3d(tx, out), F.adaptive_avg_pool3d(lx, out)
+        else:
+            (ty, ti), (ly, li) = (torch.nn.functional.adaptive_max_pool3d(tx, out, return_indices=True),
+                                  F.adaptive_max_pool3d(lx, out, return_indices=True))
+            np.testing.assert_array_equal(li.numpy(), ti.numpy())
+        g = RNG.standard_normal(tuple(ty.shape)).astype(np.float32)
+        (ty * torch.tensor(g)).sum().backward()
+        (ly * pylucid.tensor(g)).sum().backward()
+        np.testing.assert_allclose(ly.detach().numpy(), ty.detach().numpy(), atol=1e-6)
+        np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), atol=1e-5)

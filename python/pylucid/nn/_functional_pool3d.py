@@ -1,5 +1,5 @@
-"""3-d pooling with PyTorch's signatures: ``max_pool3d`` (and ``max_pool3d_with_indices``) and
-``avg_pool3d``.
+"""3-d pooling with PyTorch's signatures: ``max_pool3d`` (and ``max_pool3d_with_indices``),
+``avg_pool3d``, ``adaptive_avg_pool3d`` and ``adaptive_max_pool3d``.
 
 Both are written over the 2-d C++ pooling: the output depths are stacked into the batch, one 2-d
 pooling runs per depth tap of the window, and the taps are combined, so the gradients are those of
@@ -19,7 +19,8 @@ from .._C import Tensor
 from ._functional_conv import pad
 from ._functional_pool import _stride, avg_pool2d, max_pool2d_with_indices
 
-__all__ = ["avg_pool3d", "max_pool3d", "max_pool3d_with_indices"]
+__all__ = ["adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "avg_pool3d", "max_pool3d",
+           "max_pool3d_with_indices"]
 
 
 def _triple(v, name, op):
@@ -163,3 +164,103 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     y = total.reshape(N, Do, C, Ho, Wo).transpose(1, 2) / tensor(div).to(total.dtype)
     y = y.contiguous()
     return y.squeeze(0) if input.dim() == 4 else y
+
+
+def _adaptive_windows(n, o):
+    i = np.arange(o)
+    start = (i * n) // o
+    end = -((-(i + 1) * n) // o)  # ceil((i + 1) * n / o)
+    return start, end
+
+
+def _output_size3(output_size, sizes, op):
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * 3
+    output_size = tuple(output_size)
+    if len(output_size) != 3:
+        raise _C.ShapeMismatch(f"{op}: output_size must be an int or a tuple of 3, got {output_size!r}")
+    out = tuple(sizes[i] if v is None else int(v) for i, v in enumerate(output_size))
+    if min(out) < 0:
+        raise _C.ShapeMismatch(f"{op}: output_size must be non-negative, got {output_size}")
+    return out
+
+
+def _adaptive_prepare(input, output_size, op):
+    if not isinstance(input, Tensor):
+        raise _C.DtypeMismatch(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    if input.dim() not in (4, 5):
+        raise _C.ShapeMismatch(f"{op}: Expected 4D or 5D tensor, but got {list(input.shape)}")
+    if not input.dtype.is_floating_point:
+        raise _C.DtypeMismatch(f"{op}: expected a floating point input, got {input.dtype}")
+    x = input.unsqueeze(0) if input.dim() == 4 else input
+    sizes = tuple(x.shape[2:])
+    if min(sizes) <= 0:
+        raise _C.ShapeMismatch(f"{op}: Expected input to have non-zero size for non-batch dimensions, but input has "
+                               f"sizes {list(input.shape)}")
+    return x, sizes, _output_size3(output_size, sizes, op)
+
+
+def adaptive_avg_pool3d(input, output_size) -> Tensor:
+    """Average pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) to ``output_size`` (an int or
+    a triple; None keeps a dim): output ``i`` of each dim averages inputs
+    ``floor(i n / o)`` to ``ceil((i + 1) n / o)``. The box mean is separable, so it is one
+    averaging matrix per dim.
+
+    >>> import pylucid
+    >>> pylucid.nn.functional.adaptive_avg_pool3d(pylucid.ones(1, 2, 3, 4, 5), 1).shape
+    pylucid.Size([1, 2, 1, 1, 1])
+    """
+    from .._tensor import tensor
+    x, sizes, out = _adaptive_prepare(input, output_size, "adaptive_avg_pool3d")
+    y = x
+    for d in range(3):
+        n, o = sizes[d], out[d]
+        start, end = _adaptive_windows(n, o)
+        M = np.zeros((o, n))
+        for i in range(o):
+            M[i, start[i]:end[i]] = 1.0 / (end[i] - start[i])
+        y = (y.movedim(2 + d, -1) @ tensor(M.T).to(y.dtype)).movedim(-1, 2 + d)
+    y = y.contiguous()
+    return y.squeeze(0) if input.dim() == 4 else y
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    """``adaptive_max_pool3d`` returning ``(output, indices)`` (flat ``d * H * W + h * W + w``)."""
+    from .._tensor import arange, tensor
+    x, sizes, out = _adaptive_prepare(input, output_size, "adaptive_max_pool3d")
+    N, C = x.shape[0], x.shape[1]
+    D, H, W = sizes
+    y = x
+    idx = arange(D * H * W, dtype=_C.dtype.int64).reshape(1, 1, D, H, W).expand(N, C, D, H, W)
+    # One dim at a time, last first: the first maximum in (d, h, w) order, as PyTorch's scan.
+    for d in (2, 1, 0):
+        n, o = sizes[d], out[d]
+        start, end = _adaptive_windows(n, o)
+        L = int((end - start).max()) if o else 1
+        take = np.minimum(start[:, None] + np.arange(L)[None, :], (end - 1)[:, None]).reshape(-1)
+        yt, it = y.movedim(2 + d, -1), idx.movedim(2 + d, -1)
+        lead = tuple(yt.shape[:-1])
+        t = tensor(take).reshape(*([1] * len(lead)), -1).expand(*lead, o * L)
+        win = yt.gather(-1, t).reshape(*lead, o, L)
+        iwin = it.gather(-1, t).reshape(*lead, o, L)
+        arg = win.detach().max(-1)[1].unsqueeze(-1)
+        y = win.gather(-1, arg).squeeze(-1).movedim(-1, 2 + d)
+        idx = iwin.gather(-1, arg).squeeze(-1).movedim(-1, 2 + d)
+    y, idx = y.contiguous(), idx.contiguous()
+    if input.dim() == 4:
+        y, idx = y.squeeze(0), idx.squeeze(0)
+    return y, idx
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) to ``output_size`` over the
+    windows of :func:`adaptive_avg_pool3d`; the gradient goes to the first maximum of each window
+    in (depth, row, column) order, as in PyTorch.
+
+    >>> import pylucid
+    >>> x = pylucid.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> pylucid.nn.functional.adaptive_max_pool3d(x, 1).flatten().tolist()
+    [7.0]
+    """
+    y, idx = adaptive_max_pool3d_with_indices(input, output_size)
+    return (y, idx) if return_indices else y

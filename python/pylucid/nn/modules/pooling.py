@@ -1,12 +1,12 @@
-"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d`` and
-``AdaptiveMaxPool1d/2d``, with PyTorch's arguments, attributes and ``repr``. Errors name the
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d`` and
+``AdaptiveMaxPool1d/2d/3d``, with PyTorch's arguments, attributes and ``repr``. Errors name the
 layer (``MaxPool2d: ...``)."""
 from ... import _C
 from .._functional_pool import _stride
 from ..module import Module
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d",
-           "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d"]
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+           "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -215,3 +215,40 @@ class AdaptiveMaxPool2d(_AdaptivePool):
     """
 
     _kind = "max"
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average pooling of ``(N, C, D, H, W)`` to a fixed size (``None`` keeps a dim); see
+    :func:`pylucid.nn.functional.adaptive_avg_pool3d`.
+
+    >>> import pylucid
+    >>> AdaptiveAvgPool3d(1)(pylucid.ones(2, 4, 3, 5, 5)).shape
+    pylucid.Size([2, 4, 1, 1, 1])
+    """
+
+    _dims = 3
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+    def forward(self, input):
+        from .._functional_pool3d import adaptive_avg_pool3d
+        return adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    """Max pooling of ``(N, C, D, H, W)`` to a fixed size (``None`` keeps a dim); see
+    :func:`pylucid.nn.functional.adaptive_max_pool3d`.
+
+    >>> import pylucid
+    >>> AdaptiveMaxPool3d((1, 2, 2))(pylucid.ones(1, 2, 3, 4, 4)).shape
+    pylucid.Size([1, 2, 1, 2, 2])
+    """
+
+    _dims = 3
+    _kind = "max"
+
+    def forward(self, input):
+        from .._functional_pool3d import adaptive_max_pool3d_with_indices
+        y, idx = adaptive_max_pool3d_with_indices(input, self.output_size)
+        return (y, idx) if self.return_indices else y
