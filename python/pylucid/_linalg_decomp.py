@@ -260,7 +260,20 @@ def _fns():
             gA = -(Pt @ gP @ Pt) + IAP @ _mT(gP) @ P @ Pt + Pt @ P @ _mT(gP) @ IPA
             return gA, None, None, None
 
-    return Cholesky, Eigh, Svd, Qr, Pinv
+    class QrR(Function):
+        """mode='r': R alone; its backward raises PyTorch's error (Q is not there to use)."""
+
+        @staticmethod
+        def forward(ctx, A):
+            return _T(_np.linalg.qr(_np_of(A), mode="r"), A)
+
+        @staticmethod
+        def backward(ctx, g):
+            raise _C.LucidError("linalg.qr: The derivative of linalg.qr depends on Q, which is not computed when "
+                                "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
+                                "through linalg.qr.")
+
+    return Cholesky, Eigh, Svd, Qr, Pinv, QrR
 
 
 _FNS: list = []
@@ -485,36 +498,9 @@ def qr(A, mode="reduced", *, out=None):
         raise _C.LucidError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                             "'r', or 'complete'")
     if mode == "r":
-        R = _T(_np.linalg.qr(_np_of(A), mode="r"), A)
-        if A.requires_grad and _grad_enabled():
-            R = _RNoGrad.attach(R, A)
-        return _out(linalg_qr(empty(0, dtype=A.dtype), R), out)
+        return _out(linalg_qr(empty(0, dtype=A.dtype), _FNS_get(5).apply(A)), out)
     Q, R = _FNS_get(3).apply(A, mode)
     return _out(linalg_qr(Q, R), out)
-
-
-def _grad_enabled():
-    return _C.is_grad_enabled()
-
-
-class _RNoGrad:
-    """mode='r' gives R a backward that raises PyTorch's error (Q is not there to use)."""
-
-    @staticmethod
-    def attach(R, A):
-        from .autograd.function import Function
-
-        class QrR(Function):
-            @staticmethod
-            def forward(ctx, A, R):
-                return R.clone()
-
-            @staticmethod
-            def backward(ctx, g):
-                raise _C.LucidError("linalg.qr: The derivative of linalg.qr depends on Q, which is not computed "
-                                    "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
-                                    "differentiate through linalg.qr.")
-        return QrR.apply(A, R)
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
