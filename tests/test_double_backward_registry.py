@@ -118,6 +118,7 @@ CASES = {
     "mse_loss": (lambda a, b: F.mse_loss(a, b), [S23, S23]),
     "mul": (lambda a, b: a * b, [S23, S3]),
     "narrow": (lambda a: a.narrow(1, 0, 2) ** 2, [S23]),
+    "unfold": (lambda a: a.unfold(1, 2, 1) ** 2, [S23]),
     "neg": (lambda a: -a * a, [S23]),
     "nll_loss": (lambda a: F.nll_loss(F.log_softmax(a, 1), TGT), [S23]),
     "norm": (lambda a: a.norm(), [S23]),

@@ -240,8 +240,8 @@ def test_small_tensor_gaps():
     assert pylucid.linalg.vector_norm(x, dim=1).tolist() == [5.0, pytest.approx(5 ** 0.5)]
     assert pylucid.linalg.norm(x).item() == pytest.approx(30 ** 0.5)
     assert pylucid.linalg.vector_norm(x, float("inf")).item() == 4.0
-    with pytest.raises(pylucid.LucidError):
-        pylucid.linalg.norm(x, ord=2)
+    # ord=2 over a matrix is its spectral norm (the largest singular value), as in PyTorch.
+    assert pylucid.linalg.norm(x, ord=2).item() == pytest.approx(pylucid.linalg.svdvals(x)[0].item())
     assert x.int().dtype == pylucid.int64
     assert_close(x.reciprocal(), 1.0 / x)
     s, m = pylucid.std_mean(x, dim=1)

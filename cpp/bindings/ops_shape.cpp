@@ -4,6 +4,7 @@
 #include "bindings/common.h"
 #include "ops/index.h"
 #include "ops/join.h"
+#include "ops/unfold.h"
 #include "ops/view.h"
 
 namespace lucid::bindings {
@@ -312,6 +313,11 @@ LUCID_BINDING(ops_shape, 11) {
   def_method("reshape", [](T t, py::args a) { return reshape(t, shape_args(a, "reshape")); },
              "The same elements with the given shape (ints or one tuple; one -1 is inferred): a view when the "
              "strides allow it, else a contiguous copy. Gradients are reshaped back.");
+  def_method("unfold", [](T t, int64_t d, int64_t size, int64_t step) { return unfold(t, d, size, step); },
+             py::arg("dimension"), py::arg("size"), py::arg("step"),
+             "A view of the windows of length size taken every step along dimension, as a new last dim "
+             "(x.unfold(0, 3, 2) of arange(6) is [[0, 1, 2], [2, 3, 4]]); shares x's storage, and the "
+             "gradient of overlapping windows accumulates.");
   def_method("view_as", [](T t, T o) { return view(t, o->shape); }, py::arg("other").none(false),
              "view(other.shape): a view with other's shape (never a copy).");
   def_method("reshape_as", [](T t, T o) { return reshape(t, o->shape); }, py::arg("other").none(false),

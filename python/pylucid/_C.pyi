@@ -3,7 +3,6 @@ from __future__ import annotations
 import collections.abc
 import numpy
 import pylucid._math_ext
-import pylucid.linalg
 import builtins
 import typing
 class LucidError(RuntimeError):
@@ -124,11 +123,6 @@ class Tensor:
     def sum_to_size(self, *args, **kwargs):
         """
         This tensor summed over the dims that broadcasting ``size`` to its shape would expand.
-        """
-    def unfold(self, *args, **kwargs):
-        """
-        The slices of length ``size`` taken every ``step`` along ``dimension``, as a new last dim
-            (``x.unfold(0, 3, 2)`` of ``arange(6)`` is ``[[0, 1, 2], [2, 3, 4]]``); differentiable.
         """
     def __abs__(self) -> Tensor:
         ...
@@ -587,6 +581,19 @@ class Tensor:
         This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
             pylucid has one integer dtype).
         """
+    def cholesky(self, *args, **kwargs):
+        """
+        ``torch.cholesky`` (deprecated in PyTorch for ``linalg.cholesky``).
+        """
+    def cholesky_inverse(self, *args, **kwargs):
+        """
+        The inverse of ``A = L L^T`` (``U^T U`` with ``upper=True``) from its Cholesky factor.
+        """
+    def cholesky_solve(self, *args, **kwargs):
+        """
+        ``X`` with ``A X = B`` for ``A = L L^T`` given its Cholesky factor ``L`` (``U^T U``
+            with ``upper=True``); differentiable in ``B`` and ``L``.
+        """
     def chunk(self, chunks: typing.SupportsInt | typing.SupportsIndex, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
         """
         A tuple of at most `chunks` views along `dim`, each of ceil(size / chunks) elements (the last may be smaller).
@@ -731,7 +738,7 @@ class Tensor:
         """
         In-place deg2rad: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def det(self, _fn = pylucid.linalg.det):
+    def det(self, *args, **kwargs):
         """
         The determinant of each square matrix in ``A``; gradient ``g * det(A) * A^-T``.
         """
@@ -1127,7 +1134,7 @@ class Tensor:
         This tensor converted to pylucid's integer dtype, int64 (PyTorch's ``int()`` gives int32;
             pylucid has one integer dtype).
         """
-    def inverse(self, _fn = pylucid.linalg.inv):
+    def inverse(self, *args, **kwargs):
         """
         The inverse of each square matrix in ``A`` (``(*, n, n)``); raises LucidError for a
             singular matrix. Gradient ``-A^-T g A^-T``.
@@ -1279,7 +1286,7 @@ class Tensor:
         """
         ``log(cumsum(exp(input), dim))`` without overflow or underflow, as a running ``logaddexp``.
         """
-    def logdet(self, _fn = pylucid.linalg.logdet):
+    def logdet(self, *args, **kwargs):
         """
         ``log(det(A))`` (``torch.logdet``): NaN for a negative determinant, -inf for zero.
         """
@@ -1375,6 +1382,12 @@ class Tensor:
         >>> import pylucid
         >>> (pylucid.ones(5, 2, 3) @ pylucid.ones(3, 4)).shape
         pylucid.Size([5, 2, 4])
+        """
+    def matrix_exp(self, *args, **kwargs):
+        """
+        ``exp(A)`` of each square matrix in ``A``: scaling and squaring around a degree-18 Taylor
+            polynomial (``A / 2^s`` with 1-norm at most 1/2, so the truncation is below float64's
+            rounding), written with matmuls so its gradient has every order.
         """
     def matrix_power(self, *args, **kwargs):
         """
@@ -1587,6 +1600,10 @@ class Tensor:
         """
         A view with the dims reordered (ints or one tuple, a permutation of 0..ndim-1): output dim i is input dim dims[i].
         """
+    def pinverse(self, *args, **kwargs):
+        """
+        ``torch.pinverse``: ``linalg.pinv`` with ``rtol=rcond``.
+        """
     def polygamma(self, n):
         """
         ``polygamma(n, self)``: the ``n``-th derivative of :func:`digamma`.
@@ -1606,6 +1623,10 @@ class Tensor:
     def prod(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
+        """
+    def qr(self, *args, **kwargs):
+        """
+        ``torch.qr``: ``(Q, R)``, reduced with ``some=True``, complete otherwise.
         """
     def quantile(self, *args, **kwargs):
         """
@@ -1844,7 +1865,7 @@ class Tensor:
         """
         The shape, or its length along ``dim``.
         """
-    def slogdet(self, _fn = pylucid.linalg.slogdet):
+    def slogdet(self, *args, **kwargs):
         """
         ``(sign, logabsdet)`` of each square matrix in ``A``, a named tuple; differentiable in
             logabsdet (gradient ``g * A^-T``).
@@ -1924,6 +1945,11 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.tensor([[1.0, 2.0], [3.0, 4.0]]).sum(dim=0).tolist()
         [4.0, 6.0]
+        """
+    def svd(self, *args, **kwargs):
+        """
+        ``torch.svd``: ``(U, S, V)`` with ``V`` (not ``Vh``); ``some=True`` gives the reduced
+            factors; with ``compute_uv=False`` ``U`` and ``V`` are zero ``(m, m)`` and ``(n, n)``.
         """
     def swapaxes(self, axis0: typing.SupportsInt | typing.SupportsIndex, axis1: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -2069,6 +2095,10 @@ class Tensor:
     def unflatten(self, dim: typing.SupportsInt | typing.SupportsIndex, sizes: typing.Any) -> Tensor:
         """
         Dim `dim` split into `sizes` (one -1 is inferred); a view.
+        """
+    def unfold(self, dimension: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, step: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
+        """
+        A view of the windows of length size taken every step along dimension, as a new last dim (x.unfold(0, 3, 2) of arange(6) is [[0, 1, 2], [2, 3, 4]]); shares x's storage, and the gradient of overlapping windows accumulates.
         """
     def uniform_(self, from_: typing.Any = 0.0, to: typing.Any = 1.0, *, generator: typing.Any = None) -> Tensor:
         """

@@ -54,7 +54,7 @@ _compat._attach_inplace()
 from .amp import autocast  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 from .autograd.anomaly_mode import is_anomaly_enabled  # noqa: E402,F401
-from . import accelerator, autograd, backends, cuda, distributions, linalg, nn, ops, optim, random, special, testing  # noqa: E402,F401
+from . import accelerator, autograd, backends, cpu, cuda, distributions, linalg, nn, ops, optim, random, special, testing  # noqa: E402,F401
 from .special import digamma, float_power, i0, lgamma, polygamma, positive, sinc, xlogy  # noqa: E402,F401
 from ._math_misc import _functional_aliases  # noqa: E402
 
@@ -62,7 +62,10 @@ _functional_aliases(globals())
 from .serialization import load, save  # noqa: E402,F401
 from .linalg import det, logdet, slogdet  # noqa: E402,F401
 from .linalg import inv as inverse  # noqa: E402,F401
+from ._linalg_decomp import cholesky_inverse, cholesky_solve, matrix_exp, pinverse  # noqa: E402,F401
+from ._linalg_decomp import cholesky_top as cholesky, qr_top as qr, svd_top as svd  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
+from ._poisson import poisson  # noqa: E402,F401
 from . import _index_ext, _math, _math_ext, _out, _shape, _tensor  # noqa: E402
 
 _out.install(globals(), (_math, _math_ext, _shape, _compat, _tensor, _index_ext))

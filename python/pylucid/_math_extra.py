@@ -240,6 +240,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if input.ndim == 0:
         raise _C.LucidError("diff: expects input to be at least one-dimensional")
     dim = _dim("diff", dim, input.ndim)
+    for name, p in (("prepend", prepend), ("append", append)):
+        if p is not None:
+            _tensor_arg("diff", name, p)
     parts = [p for p in (prepend, input, append) if p is not None]
     x = _C.cat([p if p.ndim else p.expand(*input.shape[:dim], 1, *input.shape[dim + 1:]) for p in parts], dim)
     for _ in _builtins.range(n):

@@ -144,13 +144,14 @@ def chain_matmul(*matrices):
 
 
 def matrix_power(input, n):
-    """The ``n``-th power (``n >= 0``) of a square matrix or batch of them, by repeated squaring;
-    ``n == 0`` gives the identity."""
+    """The ``n``-th power of a square matrix or batch of them, by repeated squaring; ``n == 0``
+    gives the identity and ``n < 0`` the power of the inverse."""
     _tensor_arg("matrix_power", "input", input)
     if input.ndim < 2 or input.shape[-1] != input.shape[-2]:
         raise _C.ShapeMismatch(f"matrix_power: expected a (batch of) square matrices, got shape {tuple(input.shape)}")
     if n < 0:
-        raise _C.LucidError("matrix_power: negative powers need a matrix inverse, which pylucid does not have")
+        from .linalg import inv
+        input, n = inv(input), -n
     if n == 0:
         return eye(input.shape[-1], dtype=input.dtype).expand(*input.shape).clone()
     result, base = None, input

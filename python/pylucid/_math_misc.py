@@ -32,9 +32,9 @@ __all__ = [
 
 # PyTorch also exposes these nn.functional ops at the top level with the same signature
 # (torch.conv2d, torch.max_pool2d, torch.selu, ...): installed by _functional_aliases().
-_SAME_AS_FUNCTIONAL = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
-                       "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
-                       "pixel_unshuffle", "channel_shuffle", "selu", "celu", "threshold", "hardshrink", "bilinear",
+_SAME_AS_FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                       "max_pool1d", "max_pool2d", "max_pool3d", "ctc_loss", "avg_pool1d", "adaptive_avg_pool1d",
+                       "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "selu", "celu", "threshold", "hardshrink", "bilinear",
                        "cosine_similarity", "pairwise_distance")
 
 
@@ -249,22 +249,6 @@ def _functional_aliases(namespace):
     for n in _SAME_AS_FUNCTIONAL:
         namespace.setdefault(n, getattr(F, n))
 
-def _unfold(self, dimension, size, step):
-    """The slices of length ``size`` taken every ``step`` along ``dimension``, as a new last dim
-    (``x.unfold(0, 3, 2)`` of ``arange(6)`` is ``[[0, 1, 2], [2, 3, 4]]``); differentiable."""
-    d = _dim(dimension, self.dim(), "unfold")
-    n = self.shape[d] if self.dim() else 1
-    if size < 0 or size > n or step <= 0:
-        raise _C.ShapeMismatch(f"unfold: maximum size for tensor at dimension {d} is {n} but size is {size}, "
-                               f"and step must be positive (got {step})")
-    count = (n - size) // step + 1
-    idx = (_np.arange(count)[:, None] * step + _np.arange(size)[None, :]).reshape(-1)
-    x = self if self.dim() else self.reshape(1)
-    out = x.index_select(d, _long(idx))
-    shape = tuple(x.shape[:d]) + (count, size) + tuple(x.shape[d + 1:])
-    return out.reshape(shape).movedim(d + 1, -1)
-
-
 def _sum_to_size(self, *size):
     """This tensor summed over the dims that broadcasting ``size`` to its shape would expand."""
     size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
@@ -292,7 +276,6 @@ def _attach():
             continue
         fn = globals()[name]
         setattr(Tensor, name, _method(fn, name, fn.__doc__))
-    setattr(Tensor, "unfold", typed_errors(_unfold))  # noqa: B010
     setattr(Tensor, "sum_to_size", typed_errors(_sum_to_size))  # noqa: B010
     setattr(Tensor, "is_cpu", property(lambda self: True, doc="True: pylucid tensors live on the CPU."))  # noqa: B010
     setattr(Tensor, "itemsize", property(lambda self: self.element_size(),  # noqa: B010

@@ -1,4 +1,5 @@
-"""Automatic mixed precision: ``pylucid.autocast``.
+"""Automatic mixed precision: ``pylucid.autocast`` and ``GradScaler`` (loss scaling, see
+:mod:`pylucid._grad_scaler`).
 
 Inside ``with pylucid.autocast(dtype=pylucid.bfloat16):`` every op applies its schema's
 AmpPolicy: Promote ops (matmul, linear) cast floating inputs to the autocast dtype, ForceFP32
@@ -8,8 +9,9 @@ follow ordinary type promotion. The state is per thread; contexts nest and resto
 import functools
 
 from . import _C
+from ._grad_scaler import GradScaler
 
-__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype"]
+__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "GradScaler"]
 
 
 def is_autocast_enabled():

@@ -6,7 +6,10 @@ as they are in PyTorch on a machine without a GPU.
 >>> pylucid.cuda.is_available(), pylucid.cuda.device_count()
 (False, 0)
 """
-__all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "synchronize",
+import sys as _sys
+import types as _types
+
+__all__ = ["amp", "is_available", "device_count", "manual_seed", "manual_seed_all", "synchronize",
            "empty_cache", "is_bf16_supported"]
 
 
@@ -39,3 +42,19 @@ def synchronize(device=None):
 
 def empty_cache():
     """Does nothing: there is no CUDA memory."""
+
+
+# ``torch.cuda.amp``: its GradScaler and autocast warn that CUDA is not available and disable
+# themselves, as PyTorch's do on a machine without a GPU (scripts construct them unconditionally).
+amp = _types.ModuleType("pylucid.cuda.amp", "``torch.cuda.amp``: ``GradScaler`` and ``autocast`` (disabled: there is no CUDA device).")
+
+
+def _init_amp():
+    from ._grad_scaler import cuda_autocast, cuda_GradScaler
+    setattr(amp, "GradScaler", cuda_GradScaler)  # noqa: B010
+    setattr(amp, "autocast", cuda_autocast)  # noqa: B010
+    setattr(amp, "__all__", ["GradScaler", "autocast"])  # noqa: B010
+    _sys.modules[amp.__name__] = amp
+
+
+_init_amp()

@@ -1,7 +1,9 @@
-"""``pylucid.linalg``: the vector and Frobenius norms of PyTorch's ``torch.linalg`` that toy
-programs use, over the fused ``norm`` reduction, and the small dense solvers ``inv``, ``solve``,
-``det`` and ``slogdet`` (LAPACK through numpy for the forward, over batches of square matrices;
-backward written with pylucid ops, so it has gradients of every order). All differentiable.
+"""``pylucid.linalg``: PyTorch's ``torch.linalg``. Vector norms over the fused ``norm`` reduction
+and matrix norms (``norm``, ``matrix_norm``); the small dense solvers ``inv``, ``solve``, ``det``
+and ``slogdet`` here, and the decompositions (``cholesky``, ``qr``, ``eigh``, ``svd``, ``pinv``,
+``lstsq``, ``solve_triangular``, ``matrix_exp``, ...): LAPACK
+through numpy for the forward, over batches of matrices; backward written with pylucid ops, so
+it has gradients of every order. All differentiable.
 
 >>> import pylucid
 >>> pylucid.linalg.vector_norm(pylucid.tensor([3.0, 4.0])).item()
@@ -16,8 +18,15 @@ import numpy as _np
 
 from . import _C
 from ._C import Tensor
+from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, cond, cross, diagonal, eigh, eigvalsh,
+                             householder_product, inv_ex, lstsq, matrix_exp, matrix_norm, matrix_rank, multi_dot, pinv,
+                             qr, solve_triangular, svd, svdvals, vecdot)
+from ._linalg_decomp import linalg_matrix_power as matrix_power
 
-__all__ = ["det", "inv", "norm", "slogdet", "solve", "vector_norm"]
+__all__ = ["det", "inv", "norm", "slogdet", "solve", "vector_norm", "LinAlgError", "cholesky", "cholesky_ex", "qr",
+           "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank", "inv_ex",
+           "matrix_exp", "householder_product", "solve_triangular", "matrix_norm", "matrix_power", "multi_dot", "cond",
+           "vecdot", "cross", "diagonal"]
 
 
 def _check(x, op):
@@ -45,21 +54,30 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 (PyTorch's names)
-    """PyTorch's ``linalg.norm`` for the vector norms (``ord`` a number, ``dim`` an int or None
-    with a 1-d input) and the Frobenius norm (``ord`` None or ``'fro'``); other matrix norms
-    raise LucidError."""
+    """PyTorch's ``linalg.norm``: a vector norm (``ord`` a number, over one dim or a 1-d input; the
+    2-norm of everything when ``ord`` and ``dim`` are None) or a matrix norm (over two dims or a
+    2-d input: ``'fro'``, ``'nuc'``, ``2``, ``-2``, ``1``, ``-1``, ``inf``, ``-inf``; see
+    :func:`matrix_norm`)."""
     _check(A, "norm")
-    if ord is None or ord == "fro":
-        if ord == "fro" and dim is None and A.ndim != 2:
-            raise _C.ShapeMismatch(f"norm: 'fro' needs a 2-d input or two dims, got {A.ndim} dims")
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None:
+        dim = tuple(dim)
+    if ord is None:
+        if dim is not None and len(dim) == 2:
+            return matrix_norm(A, "fro", dim, keepdim, dtype=dtype)
         return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    if dim is None:
+        if A.ndim == 2:
+            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+        if A.ndim != 1:
+            raise _C.ShapeMismatch(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                                   f"Got {A.ndim}D.")
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    if len(dim) == 2:
+        return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
     if isinstance(ord, str):
-        raise _C.LucidError(f"norm: matrix norm ord={ord!r} is not supported (only 'fro')")
-    if dim is None and A.ndim != 1:
-        raise _C.LucidError("norm: a numeric ord over a matrix is a matrix norm, which is not supported; "
-                            "give dim or use vector_norm")
-    if isinstance(dim, (tuple, list)) and len(dim) == 2:
-        raise _C.LucidError("norm: a numeric ord over two dims is a matrix norm, which is not supported")
+        raise _C.LucidError(f"linalg.norm: a string ord ({ord!r}) is a matrix norm and needs two dims, got dim={dim}")
     return vector_norm(A, ord, dim, keepdim, dtype=dtype)
 
 
@@ -92,7 +110,7 @@ def _fns():
             try:
                 out = _from_np(_np.linalg.inv(_np_of(A)), A)
             except _np.linalg.LinAlgError:
-                raise _C.LucidError("linalg.inv: The diagonal element is zero, the inversion could not be completed "
+                raise LinAlgError("linalg.inv: The diagonal element is zero, the inversion could not be completed "
                                     "because the input matrix is singular.") from None
             ctx.save_for_backward(out)
             return out
@@ -132,7 +150,7 @@ def _fns():
             try:
                 return _from_np(_np.linalg.solve(_np_of(A), _np_of(B)), A)
             except _np.linalg.LinAlgError:
-                raise _C.LucidError("linalg.solve: The solver failed because the input matrix is singular.") from None
+                raise LinAlgError("linalg.solve: The solver failed because the input matrix is singular.") from None
 
         @staticmethod
         def backward(ctx, g):
@@ -222,12 +240,13 @@ def logdet(A):
 
 
 def _attach():
-    for name, fn in (("det", det), ("inverse", inv), ("logdet", logdet), ("slogdet", slogdet)):
-        def method(self, _fn=fn):
-            return _fn(self)
-        method.__name__ = method.__qualname__ = name
-        method.__doc__ = fn.__doc__
-        setattr(Tensor, name, method)
+    from ._compat import _method
+    from ._linalg_decomp import cholesky_inverse, cholesky_solve, cholesky_top, pinverse, qr_top, svd_top
+    for name, fn in (("det", det), ("inverse", inv), ("logdet", logdet), ("slogdet", slogdet),
+                     ("cholesky", cholesky_top), ("svd", svd_top), ("qr", qr_top), ("pinverse", pinverse),
+                     ("cholesky_solve", cholesky_solve), ("cholesky_inverse", cholesky_inverse),
+                     ("matrix_exp", matrix_exp)):
+        setattr(Tensor, name, _method(fn, name, fn.__doc__))
 
 
 _attach()

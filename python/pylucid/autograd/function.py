@@ -23,6 +23,12 @@ class FunctionCtx:
         self._saved: tuple = ()
         self._saved_versions: tuple = ()
         self._released = False
+        # Each output has its own backward node; the engine frees a node's saved state right
+        # after running it. The tensors are released once every node has run, and a node that
+        # runs a second time (without retain_graph) is refused.
+        self._released_nodes: set = set()
+        self._current_node = None
+        self._n_nodes = 1
         self._non_differentiable = set()
         self._dirty = set()
         self._materialize_grads = True
@@ -42,7 +48,7 @@ class FunctionCtx:
     def saved_tensors(self):
         """The tensors given to ``save_for_backward``, as a tuple; raises if one was modified in
         place since, or if the graph was already freed by a backward without retain_graph."""
-        if self._released:
+        if self._released or self._current_node in self._released_nodes:
             raise _C.LucidError(f"{self._fn_name}: trying to backward through the graph a second time (or to "
                                 "access saved tensors after they have already been freed); pass "
                                 "retain_graph=True to the first backward")
@@ -160,6 +166,7 @@ class Function(metaclass=_FunctionMeta):
         in_meta: list = [(a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args]
 
         def run_backward(output_nr, grad):
+            ctx._current_node = output_nr
             grads = []
             for j, (shape, dtype) in enumerate(meta):
                 if j == diff_idx[output_nr]:
@@ -198,10 +205,14 @@ class Function(metaclass=_FunctionMeta):
             return checked
 
         def release():
+            ctx._released_nodes.add(ctx._current_node)
+            if len(ctx._released_nodes) < ctx._n_nodes:
+                return
             ctx._released = True
             ctx._saved = ()
 
         inputs = [a if isinstance(a, Tensor) and ctx.needs_input_grad[i] else None for i, a in enumerate(args)]
+        ctx._n_nodes = len(diff_idx)
         _C._make_function_nodes(cls._backward_name, inputs, [outs[i] for i in diff_idx], run_backward, release)
         return tuple(outs) if is_tuple else outs[0]
 

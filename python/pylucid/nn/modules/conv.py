@@ -1,4 +1,4 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``, with
+"""Convolution layers: ``Conv1d/2d/3d`` and ``ConvTranspose1d/2d/3d``, with
 PyTorch's arguments, parameter shapes, initialisation, ``state_dict`` keys and ``repr``."""
 import math
 from typing import Any
@@ -10,7 +10,7 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -173,6 +173,31 @@ class Conv2d(_Conv):
     _dims = 2
 
 
+class Conv3d(_Conv):
+    """3-d convolution over ``(N, C_in, D, H, W)`` (or unbatched ``(C_in, D, H, W)``) inputs.
+
+    ``weight``: ``(out_channels, in_channels / groups, kD, kH, kW)``; ``bias``:
+    ``(out_channels,)``; initialised as PyTorch. ``padding`` is an int, a triple, ``'same'`` or
+    ``'valid'``; ``padding_mode`` is ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+    Computed by :func:`pylucid.nn.functional.conv3d` (batched 2-d convolutions per depth tap).
+
+    >>> import pylucid
+    >>> conv = Conv3d(2, 4, 3, padding=1)
+    >>> conv
+    Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=(1, 1, 1))
+    >>> conv(pylucid.ones(1, 2, 4, 5, 6)).shape
+    pylucid.Size([1, 4, 4, 5, 6])
+    """
+
+    _dims = 3
+
+    def _conv_forward(self, input, weight, bias):
+        if self.padding_mode != "zeros":
+            x = _C._pad(input, self._reversed_padding_repeated_twice, self.padding_mode, 0.0, type(self).__name__)
+            return F.conv3d(x, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return F.conv3d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+
 class _ConvTranspose(_ConvNd):
     _transposed = True
 
@@ -240,3 +265,22 @@ class ConvTranspose2d(_ConvTranspose):
     """
 
     _dims = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """Transposed 3-d convolution: ``weight`` ``(in_channels, out_channels / groups, kD, kH, kW)``;
+    each output size is ``(in - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1``.
+    Computed by :func:`pylucid.nn.functional.conv_transpose3d`.
+
+    >>> import pylucid
+    >>> up = ConvTranspose3d(4, 2, 2, stride=2)
+    >>> up(pylucid.ones(1, 4, 3, 3, 3)).shape
+    pylucid.Size([1, 2, 6, 6, 6])
+    """
+
+    _dims = 3
+
+    def forward(self, input, output_size=None):
+        op = self._output_padding(input, output_size)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                                  self.dilation)

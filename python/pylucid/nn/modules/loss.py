@@ -6,6 +6,7 @@ from .. import functional as F
 from ..module import Module
 
 __all__ = [
+    "CTCLoss",
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HingeEmbeddingLoss", "HuberLoss",
     "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss", "NLLLoss", "SmoothL1Loss", "SoftMarginLoss",
     "TripletMarginLoss",
@@ -193,3 +194,18 @@ class TripletMarginLoss(_Loss):
     def forward(self, anchor, positive, negative):
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
                                      swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """PyTorch's ``nn.CTCLoss(blank=0, reduction='mean', zero_infinity=False)``: the connectionist
+    temporal classification loss of :func:`pylucid.nn.functional.ctc_loss`, called as
+    ``loss(log_probs, targets, input_lengths, target_lengths)``."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

@@ -1,12 +1,12 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d`` and
-``AdaptiveMaxPool1d/2d``, with PyTorch's arguments, attributes and ``repr``. Errors name the
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d`` and
+``AdaptiveMaxPool1d/2d/3d``, with PyTorch's arguments, attributes and ``repr``. Errors name the
 layer (``MaxPool2d: ...``)."""
 from ... import _C
 from .._functional_pool import _stride
 from ..module import Module
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d",
-           "AvgPool2d", "MaxPool1d", "MaxPool2d"]
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+           "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -55,6 +55,24 @@ class MaxPool2d(_MaxPoolNd):
     """
 
     _dims = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-d max pooling over ``(N, C, D, H, W)`` (or ``(C, D, H, W)``); see
+    :func:`pylucid.nn.functional.max_pool3d`. ``stride`` defaults to ``kernel_size``.
+
+    >>> import pylucid
+    >>> MaxPool3d(2)(pylucid.ones(1, 2, 4, 4, 4)).shape
+    pylucid.Size([1, 2, 2, 2, 2])
+    """
+
+    _dims = 3
+
+    def forward(self, input):
+        from .._functional_pool3d import max_pool3d_with_indices
+        y, idx = max_pool3d_with_indices(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                                         self.ceil_mode)
+        return (y, idx) if self.return_indices else y
 
 
 class AvgPool1d(Module):
@@ -111,6 +129,21 @@ class AvgPool2d(Module):
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """3-d average pooling over ``(N, C, D, H, W)`` (or ``(C, D, H, W)``); see
+    :func:`pylucid.nn.functional.avg_pool3d` (``count_include_pad``, ``divisor_override``).
+
+    >>> import pylucid
+    >>> AvgPool3d(2)(pylucid.ones(1, 2, 4, 4, 4)).shape
+    pylucid.Size([1, 2, 2, 2, 2])
+    """
+
+    def forward(self, input):
+        from .._functional_pool3d import avg_pool3d
+        return avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                          self.divisor_override)
 
 
 class _AdaptivePool(Module):
@@ -182,3 +215,40 @@ class AdaptiveMaxPool2d(_AdaptivePool):
     """
 
     _kind = "max"
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average pooling of ``(N, C, D, H, W)`` to a fixed size (``None`` keeps a dim); see
+    :func:`pylucid.nn.functional.adaptive_avg_pool3d`.
+
+    >>> import pylucid
+    >>> AdaptiveAvgPool3d(1)(pylucid.ones(2, 4, 3, 5, 5)).shape
+    pylucid.Size([2, 4, 1, 1, 1])
+    """
+
+    _dims = 3
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+    def forward(self, input):
+        from .._functional_pool3d import adaptive_avg_pool3d
+        return adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    """Max pooling of ``(N, C, D, H, W)`` to a fixed size (``None`` keeps a dim); see
+    :func:`pylucid.nn.functional.adaptive_max_pool3d`.
+
+    >>> import pylucid
+    >>> AdaptiveMaxPool3d((1, 2, 2))(pylucid.ones(1, 2, 3, 4, 4)).shape
+    pylucid.Size([1, 2, 1, 2, 2])
+    """
+
+    _dims = 3
+    _kind = "max"
+
+    def forward(self, input):
+        from .._functional_pool3d import adaptive_max_pool3d_with_indices
+        y, idx = adaptive_max_pool3d_with_indices(input, self.output_size)
+        return (y, idx) if self.return_indices else y

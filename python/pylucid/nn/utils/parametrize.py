@@ -14,13 +14,39 @@ and optimizers see what PyTorch's do.
 >>> bool((layer.weight == layer.weight.T).all()), [n for n, _ in layer.named_parameters()]
 (True, ['bias', 'parametrizations.weight.original'])
 """
+from contextlib import contextmanager
+
 from ... import _C
 from ..._C import Tensor
 from ...autograd.grad_mode import no_grad
 from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 
-__all__ = ["ParametrizationList", "is_parametrized", "register_parametrization", "remove_parametrizations"]
+__all__ = ["ParametrizationList", "cached", "is_parametrized", "register_parametrization", "remove_parametrizations",
+           "type_before_parametrizations"]
+
+_cache_depth = 0
+_cache: dict = {}
+
+
+@contextmanager
+def cached():
+    """Inside ``with cached():`` each parametrized tensor is computed once, on first access, and
+    reused (PyTorch's ``parametrize.cached``: e.g. a recurrent weight read at every time step);
+    the cache is dropped when the outermost block exits."""
+    global _cache_depth
+    _cache_depth += 1
+    try:
+        yield
+    finally:
+        _cache_depth -= 1
+        if not _cache_depth:
+            _cache.clear()
+
+
+def type_before_parametrizations(module):
+    """The class of ``module`` before parametrizations were registered on it."""
+    return module.__class__.__bases__[0] if is_parametrized(module) else type(module)
 
 
 class ParametrizationList(ModuleList):
@@ -33,7 +59,10 @@ class ParametrizationList(ModuleList):
         with no_grad():
             for m in reversed(list(self)):
                 if hasattr(m, "right_inverse"):
-                    new = m.right_inverse(new)
+                    try:
+                        new = m.right_inverse(new)
+                    except NotImplementedError:  # as PyTorch: taken to be the identity here
+                        pass
         self.is_tensor = isinstance(new, Tensor)
         if self.is_tensor:
             with no_grad():  # the same Parameter object, so optimizers built before still see it
@@ -85,7 +114,12 @@ def _inject_class(module):
 
 def _inject_property(module, name):
     def get(self):
-        return self.parametrizations[name]()
+        if not _cache_depth:
+            return self.parametrizations[name]()
+        key = (id(self), name)
+        if key not in _cache:
+            _cache[key] = self.parametrizations[name]()
+        return _cache[key]
 
     def set_(self, value):
         self.parametrizations[name].right_inverse(value)
