@@ -1391,8 +1391,8 @@ class Tensor:
         """
     def matrix_power(self, *args, **kwargs):
         """
-        The ``n``-th power (``n >= 0``) of a square matrix or batch of them, by repeated squaring;
-            ``n == 0`` gives the identity.
+        The ``n``-th power of a square matrix or batch of them, by repeated squaring; ``n == 0``
+            gives the identity and ``n < 0`` the power of the inverse.
         """
     def max(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
         """
