@@ -3,7 +3,7 @@ functions and shifts on integer tensors, ``gcd``/``lcm``, ``hsplit``/``vsplit``/
 ``adjoint`` and ``Tensor.mH``/``H``, ``narrow_copy``, ``masked_scatter``, the in-place shape
 methods (``unsqueeze_``, ``squeeze_``, ``t_``, ``transpose_``), the legacy ``Tensor.new``,
 ``Tensor.stride(dim)``, ``numpy(force=True)``, layouts and memory formats, ``is_nonzero``,
-``is_complex``, ``empty_strided`` and ``result_type`` with Python numbers.
+``is_complex``, and ``empty_strided``.
 
 >>> import pylucid
 >>> pylucid.tensor([12]) >> 2, pylucid.gcd(pylucid.tensor([12]), pylucid.tensor([8]))
@@ -41,7 +41,7 @@ def _real(v, op, name):
 
 __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
            "bitwise_right_shift", "gcd", "lcm", "hsplit", "vsplit", "dsplit", "adjoint", "narrow_copy",
-           "masked_scatter", "is_nonzero", "is_complex", "empty_strided", "result_type", "strided",
+           "masked_scatter", "is_nonzero", "is_complex", "empty_strided", "strided",
            "sparse_coo", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
            "layout", "memory_format", "renorm", "unique_consecutive", "cumulative_trapezoid", "vander"]
 
@@ -328,23 +328,6 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
         raise _C.ShapeMismatch(f"empty_strided: mismatch in length of strides and shape ({len(tuple(size))} sizes, "
                                f"{len(tuple(stride))} strides)")
     return empty(*tuple(size), dtype=dtype, device=device, requires_grad=requires_grad)
-
-
-_result_type = _C.result_type
-
-
-def result_type(tensor1, tensor2):
-    """The dtype PyTorch's promotion gives ``tensor1 op tensor2``; either may be a Python number
-    (which, like a 0-d tensor, only raises the category: int -> floating)."""
-    from ._tensor import tensor as _tensor
-
-    def as_tensor(v):
-        if isinstance(v, Tensor):
-            return v
-        if isinstance(v, (bool, int, float)):
-            return _tensor(v)
-        raise _C.DtypeMismatch(f"result_type: expected a Tensor or a number, got {type(v).__name__}")
-    return _result_type(as_tensor(tensor1), as_tensor(tensor2))
 
 
 # ---- Tensor methods ---------------------------------------------------------------------------

@@ -32,7 +32,19 @@ globals()["bool"] = _bool_dtype = dtype.bool
 int32 = int16 = int8 = uint8 = short = dtype.int64
 
 promote_types = _C.promote_types
-result_type = _C.result_type
+
+
+def result_type(tensor1, tensor2):
+    """The dtype PyTorch's promotion gives ``tensor1 op tensor2``; either may be a Python number
+    (which, like a 0-d tensor, only raises the category: int -> floating)."""
+    def as_tensor(v):
+        if isinstance(v, Tensor):
+            return v
+        if isinstance(v, (int, _builtins.float)):
+            return tensor(v)
+        raise _C.DtypeMismatch(f"result_type: expected a Tensor or a number, got {type(v).__name__}")
+    return _C.result_type(as_tensor(tensor1), as_tensor(tensor2))
+
 _DEFAULT_DTYPE = [float32]
 
 # numpy's scalar type of each dtype numpy has (all but bfloat16), from the extension's one map.
