@@ -10,17 +10,53 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
+#include <algorithm>
 #include <vector>
 
 namespace lucid {
+
+// The 32-bit Mersenne Twister (the sequence of std::mt19937), with its state open so that a
+// block of draws is one vectorisable pass: regenerate all 624 words, then temper them in a row.
+struct Mt19937 {
+  static constexpr int kN = 624, kM = 397;
+  uint32_t x[kN];
+  int p = kN;  // next word of x to hand out; kN: regenerate first
+
+  explicit Mt19937(uint32_t s) { seed(s); }
+  void seed(uint32_t s) {
+    x[0] = s;
+    for (int i = 1; i < kN; ++i) x[i] = 1812433253u * (x[i - 1] ^ (x[i - 1] >> 30)) + uint32_t(i);
+    p = kN;
+  }
+  static uint32_t temper(uint32_t y) {
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    return y ^ (y >> 18);
+  }
+  void regenerate();  // generator.cpp
+  uint32_t next() {
+    if (p >= kN) regenerate();
+    return temper(x[p++]);
+  }
+  // The next n words into out.
+  void fill(uint32_t* out, int64_t n) {
+    while (n > 0) {
+      if (p >= kN) regenerate();
+      const int64_t m = std::min<int64_t>(n, kN - p);
+      const uint32_t* src = x + p;
+      for (int64_t j = 0; j < m; ++j) out[j] = temper(src[j]);
+      p += int(m), out += m, n -= m;
+    }
+  }
+};
 
 struct Generator {
   // PyTorch's default seed: both its default generator and a fresh torch.Generator() start here.
   static constexpr uint64_t kDefaultSeed = 67280421310721ULL;
 
   std::mutex mu;
-  std::mt19937 engine{uint32_t(kDefaultSeed)};
+  Mt19937 engine{uint32_t(kDefaultSeed)};
   uint64_t seed = kDefaultSeed;
   std::optional<double> next_normal;
 
@@ -29,17 +65,21 @@ struct Generator {
     seed = s;
     next_normal.reset();
   }
-  uint32_t random() { return uint32_t(engine()); }
+  uint32_t random() { return engine.next(); }
   uint64_t random64() {
     uint64_t hi = random(), lo = random();
     return (hi << 32) | lo;
   }
   // A uniform value in [0, 1) with `digits` bits of precision, PyTorch's uniform_real_distribution.
+  // (Dividing by 2^digits is exact, and a multiply once `digits` is a constant.)
   double uniform(int digits) {
-    if (digits > 32) return double(random64() & ((uint64_t(1) << digits) - 1)) * std::ldexp(1.0, -digits);
-    return double(random() & ((uint32_t(1) << digits) - 1)) * std::ldexp(1.0, -digits);
+    const double scale = double(uint64_t(1) << digits);
+    if (digits > 32) return double(random64() & ((uint64_t(1) << digits) - 1)) / scale;
+    return double(random() & ((uint32_t(1) << digits) - 1)) / scale;
   }
-  double uniform_double() { return uniform(53); }
+  double uniform_double() { return double(random64() & ((uint64_t(1) << 53) - 1)) * 0x1p-53; }
+  // n draws of uniform_double() into out, in order.
+  void uniform_doubles(double* out, int64_t n);
   // PyTorch's normal_distribution<double>: Box-Muller on two doubles, caching the sine value.
   double normal() {
     if (next_normal) {

@@ -95,6 +95,13 @@ TensorImplPtr uniform_(const TensorImplPtr& t, double low, double high, Generato
     using T = std::remove_pointer_t<decltype(p)>;
     if constexpr (std::is_floating_point_v<acc_t<T>>) {
       via_float(p, n, [&](auto* f) { kernels::uniform_fill(n, f, gen, low, high); });
+      if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+        // A float draw that rounds up to `to` in the half type becomes `from`, as in PyTorch, so
+        // the interval stays half-open (rand never gives 1).
+        const T lo = T(low), hi = T(high);
+        for (int64_t i = 0; i < n; ++i)
+          if (float(p[i]) == float(hi)) p[i] = lo;
+      }
     }
   });
 }
@@ -205,16 +212,20 @@ TensorImplPtr multinomial(const TensorImplPtr& probs, int64_t n, bool replacemen
     if (!replacement || n == 1) {
       // PyTorch's sampler: q ~ Exp(1) for every element (row-major), then the top n of p / q per
       // row (the exponential race, i.e. Gumbel-top-k). q and the ratio are rounded to T as there.
+      // A row's uniforms are drawn first, then turned into q in one vectorised pass.
+      std::vector<double> q(static_cast<size_t>(cats));
       std::vector<A> ratio(n == 1 ? 0 : size_t(cats));
       std::vector<int64_t> idx(n == 1 ? 0 : size_t(cats));
       for (int64_t r = 0; r < rows; ++r) {
         const T* pr = p + r * cats;
+        gen.uniform_doubles(q.data(), cats);
+        kernels::neg_log1m_as<T>(q.data(), cats);
+        auto key = [&](int64_t j) { return A(T(A(pr[j]) / A(T(q[size_t(j)])))); };
         if (n == 1) {
           A best = -1;
           int64_t arg = 0;
           for (int64_t j = 0; j < cats; ++j) {
-            T q = T(-std::log1p(-gen.uniform_double()));
-            A v = A(T(A(pr[j]) / A(q)));
+            A v = key(j);
             if (v > best || std::isnan(double(v))) {
               if (std::isnan(double(best))) continue;
               best = v;
@@ -225,8 +236,7 @@ TensorImplPtr multinomial(const TensorImplPtr& probs, int64_t n, bool replacemen
           continue;
         }
         for (int64_t j = 0; j < cats; ++j) {
-          T q = T(-std::log1p(-gen.uniform_double()));
-          ratio[size_t(j)] = A(T(A(pr[j]) / A(q)));
+          ratio[size_t(j)] = key(j);
           idx[size_t(j)] = j;
         }
         auto before = [&](int64_t a, int64_t b) {

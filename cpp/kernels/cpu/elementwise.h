@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "core/dtype.h"
+#include "core/shape.h"
 #include "kernels/cpu/loops.h"
 
 namespace lucid::kernels {

@@ -13,6 +13,22 @@
 
 namespace lucid::kernels {
 
+// out[i] = -log1p(-u[i]) for u[i] in [0, 1) (out may alias u): the exponential variate of a
+// uniform, vectorised, within 1 ulp of libm's value, so equal to it once rounded to float32 but
+// for about one value in 2^29 (none in 5e7 draws checked against PyTorch). kernels/cpu/random.cpp.
+void neg_log1m(const double* u, double* out, int64_t n);
+
+// In place, u[i] = -log1p(-u[i]) as neg_log1m for results rounded to float32 or narrower, and
+// with libm's log1p itself for float64 results (where the last bit shows).
+template <class T>
+void neg_log1m_as(double* u, int64_t n) {
+  if constexpr (std::is_same_v<T, double>) {
+    for (int64_t i = 0; i < n; ++i) u[i] = -std::log1p(-u[i]);
+  } else {
+    neg_log1m(u, u, n);
+  }
+}
+
 template <class T> constexpr int uniform_digits() {
   if constexpr (std::is_same_v<T, double>) return 53;
   else if constexpr (std::is_same_v<T, float>) return 24;
@@ -169,7 +185,14 @@ void bernoulli_fill(int64_t n, T* out, Generator& g, double p) {
 // -log(1 - U) / lambda with a 53-bit uniform (PyTorch's exponential_).
 template <class T>
 void exponential_fill(int64_t n, T* out, Generator& g, double lambda) {
-  for (int64_t i = 0; i < n; ++i) out[i] = convert<T>(-1.0 / lambda * std::log1p(-g.uniform_double()));
+  constexpr int64_t kBlock = 1024;
+  double u[kBlock];
+  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+    const int64_t m = std::min(kBlock, n - i0);
+    g.uniform_doubles(u, m);
+    neg_log1m_as<T>(u, m);
+    for (int64_t i = 0; i < m; ++i) out[i0 + i] = convert<T>(-1.0 / lambda * -u[i]);
+  }
 }
 
 }  // namespace lucid::kernels
