@@ -71,7 +71,7 @@ void topk_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, int64
         std::make_heap(buf.begin(), buf.end(), better);  // front: the worst of the k kept
         A worst = buf.front().first;
         bool worst_nan = worst != worst;
-        for (int64_t i = k; i < n; ++i) {
+        auto visit = [&](int64_t i) {
           const A v = A(xr[i]);
           // Strictly better than the worst kept (an equal value has a higher index: not better);
           // one compare per element while the worst is a number.
@@ -83,7 +83,27 @@ void topk_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, int64
             worst = buf.front().first;
             worst_nan = worst != worst;
           }
+        };
+        // Blocks of 32 are first screened with one branch-free pass (vectorised): most blocks
+        // hold nothing better than the worst kept and are skipped whole.
+        constexpr int64_t kBlock = 32;
+        int64_t i = k;
+        for (; i + kBlock <= n; i += kBlock) {
+          bool any = worst_nan;
+          if (!worst_nan) {
+            const T* xb = xr + i;
+            int hits = 0;
+            if (largest) {
+              for (int64_t j = 0; j < kBlock; ++j) hits |= !(A(xb[j]) <= worst);  // NaN is taken too
+            } else {
+              for (int64_t j = 0; j < kBlock; ++j) hits |= A(xb[j]) < worst;
+            }
+            any = hits != 0;
+          }
+          if (any)
+            for (int64_t j = 0; j < kBlock; ++j) visit(i + j);
         }
+        for (; i < n; ++i) visit(i);
       } else {
         for (int64_t i = 0; i < n; ++i) buf.push_back({A(xr[i]), i});
         if (k < n) std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end(), better);
