@@ -110,3 +110,26 @@ def test_sort_topk_against_torch():
     ours, theirs = pylucid.tensor(a).sort(dim=0, descending=True), torch.tensor(a).sort(dim=0, descending=True)
     np.testing.assert_array_equal(np.asarray(ours.values), theirs.values.numpy())
     np.testing.assert_array_equal(np.asarray(ours.indices), theirs.indices.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16", "bfloat16"])
+def test_long_float_rows_sort_stably_with_nan_and_signed_zero(dt):
+    """Guards the radix path for float rows of >= 256 keys: stable ties in both directions, -0.0
+    equal to +0.0, every NaN equal and largest (last ascending, first descending), infinities."""
+    rng = np.random.default_rng(3)
+    a = np.round(rng.standard_normal((3, 700)) * 2) / 2
+    a[:, rng.integers(0, 700, size=9)] = np.nan
+    a[:, rng.integers(0, 700, size=9)] = -0.0
+    a[:, :4] = [np.inf, -np.inf, -np.nan, 0.0]
+    x = pylucid.tensor(a, dtype=getattr(pylucid, dt))
+    ref = np.asarray(x.float().numpy(), dtype=np.float64)
+    for descending in (False, True):
+        values, indices = x.sort(dim=-1, descending=descending)
+        for r in range(3):
+            row = ref[r]
+            key = np.where(np.isnan(row), np.inf, row)  # NaN largest, ties by index (stable)
+            nan_last = np.isnan(row).astype(int)
+            expected = np.lexsort((np.arange(700), -key, -nan_last) if descending else (np.arange(700), key, nan_last))
+            assert indices[r].tolist() == expected.tolist()
+            np.testing.assert_array_equal(values[r].float().numpy(), row[expected].astype(np.float32))
+        assert x.argsort(dim=0, descending=descending).tolist() == x.sort(dim=0, descending=descending)[1].tolist()

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -24,9 +25,70 @@ inline bool nan_less(A a, A b) {
   else return a < b;
 }
 
+// A float's sort key as an unsigned integer: keys compare as nan_less orders the floats, with
+// -0.0 equal to +0.0 and every NaN equal and largest; descending flips every bit. Sorting the
+// keys stably gives the stable float order.
+inline uint32_t float_sort_key(float f, bool descending) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (f != f) u = 0xffffffffu;
+  else if (f == 0.0f) u = 0x80000000u;
+  else u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  return descending ? ~u : u;
+}
+
+// Stable LSD radix sort of one row of float keys, 8 bits a pass (passes where every key has the
+// same digit are skipped): order[i] receives the input index of the i-th smallest key. `keys`
+// (clobbered), `tmp_keys` and `tmp_order` are scratch of length n.
+inline void radix_sort_row(uint32_t* keys, uint32_t* order, uint32_t* tmp_keys, uint32_t* tmp_order, int64_t n) {
+  uint32_t count[4][257] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t k = keys[i];
+    ++count[0][(k & 0xff) + 1], ++count[1][((k >> 8) & 0xff) + 1];
+    ++count[2][((k >> 16) & 0xff) + 1], ++count[3][(k >> 24) + 1];
+  }
+  uint32_t *k_in = keys, *o_in = order, *k_out = tmp_keys, *o_out = tmp_order;
+  for (int64_t i = 0; i < n; ++i) order[i] = uint32_t(i);
+  for (int pass = 0; pass < 4; ++pass) {
+    uint32_t* c = count[pass];
+    if (std::find(c + 1, c + 257, uint32_t(n)) != c + 257) continue;  // one digit value only
+    for (int d = 0; d < 256; ++d) c[d + 1] += c[d];
+    const int shift = 8 * pass;
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t pos = c[(k_in[i] >> shift) & 0xff]++;
+      k_out[pos] = k_in[i];
+      o_out[pos] = o_in[i];
+    }
+    std::swap(k_in, k_out);
+    std::swap(o_in, o_out);
+  }
+  if (o_in != order) std::copy(o_in, o_in + n, order);
+}
+
 template <class T, class A>
 void sort_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool descending) {
   const bool par = rows > 1 && rows * n >= kParallelGrain;
+  // Rows of float (or half) keys long enough to repay the histograms are radix sorted.
+  if constexpr (std::is_same_v<A, float>) {
+    if (n >= 256 && n < (int64_t(1) << 31)) {
+#pragma omp parallel if (par)
+      {
+        std::vector<uint32_t> buf(static_cast<size_t>(4 * n));
+        uint32_t *keys = buf.data(), *order = keys + n, *tk = order + n, *to = tk + n;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t r = 0; r < rows; ++r) {
+          const T* xr = x + r * n;
+          for (int64_t i = 0; i < n; ++i) keys[i] = float_sort_key(float(xr[i]), descending);
+          radix_sort_row(keys, order, tk, to, n);
+          for (int64_t i = 0; i < n; ++i) {
+            if (vals) vals[r * n + i] = xr[order[i]];
+            idx[r * n + i] = order[i];
+          }
+        }
+      }
+      return;
+    }
+  }
 #pragma omp parallel if (par)
   {
     std::vector<std::pair<A, int64_t>> buf(static_cast<size_t>(n));
