@@ -118,6 +118,24 @@ TensorImplPtr ternary_apply(const char* name, const Shape& shape, const TensorIm
 // f(x) and df(g, s) templated on the accumulation type (acc_t), s being the saved input or output.
 // Forward: out[i] = op.f(x[i]) in x's dtype, the compute dtype (`out` may alias x); floating
 // dtypes, plus int64 and bool when D is Dtypes::All.
+// An Op whose float body is branch-free vector math (static constexpr bool kVectorMath = true)
+// runs its float32 loops through the AVX-512 / AVX2 copies (kernels::map1_flat_wide).
+template <class Op>
+constexpr bool vector_math() {
+  if constexpr (requires { Op::kVectorMath; }) return Op::kVectorMath;
+  else return false;
+}
+template <class Op, class O, class A, class F>
+void flat1(int64_t n, O* out, const A* a, const F& f) {
+  if constexpr (vector_math<Op>() && std::is_same_v<A, float>) kernels::map1_flat_wide(n, out, a, f);
+  else kernels::map1_flat(n, out, a, f);
+}
+template <class Op, class O, class A, class B, class F>
+void flat2(int64_t n, O* out, const A* a, const B* b, const F& f) {
+  if constexpr (vector_math<Op>() && std::is_same_v<A, float>) kernels::map2_flat_wide(n, out, a, b, f);
+  else kernels::map2_flat(n, out, a, b, f);
+}
+
 template <Dtypes D, class Op>
 void elementwise_forward(const char* name, const TensorImplPtr& x, const TensorImplPtr& out, const Op& op) {
   auto fn = [op]<class T>() {
@@ -127,7 +145,7 @@ void elementwise_forward(const char* name, const TensorImplPtr& x, const TensorI
     auto f = fn.template operator()<float>();
     kernels::half_map<1>(x->dtype, false, x->shape, out->raw(), out->strides, {x->raw()}, {&x->strides},
                          [&](void* r, std::array<const float*, 1> in, int64_t m) {
-                           kernels::map1_flat(m, static_cast<float*>(r), in[0], f);
+                           flat1<Op>(m, static_cast<float*>(r), in[0], f);
                          });
     return;
   }
@@ -135,7 +153,7 @@ void elementwise_forward(const char* name, const TensorImplPtr& x, const TensorI
     using T = scalar_t;
     auto f = fn.template operator()<T>();
     if (x->is_contiguous() && out->is_contiguous())
-      kernels::map1_flat(x->numel(), out->template data<T>(), x->template data<T>(), f);
+      flat1<Op>(x->numel(), out->template data<T>(), x->template data<T>(), f);
     else
       kernels::map1(x->shape, out->template data<T>(), out->strides, x->template data<T>(), x->strides, f);
   });
@@ -154,7 +172,7 @@ TensorImplPtr elementwise_backward(const char* name, const TensorImplPtr& g, con
     auto df = fn.template operator()<float>();
     kernels::half_map<2>(g->dtype, false, g->shape, out->raw(), out->strides, {g->raw(), sv->raw()},
                          {&g->strides, &sv->strides}, [&](void* r, std::array<const float*, 2> in, int64_t m) {
-                           kernels::map2_flat(m, static_cast<float*>(r), in[0], in[1], df);
+                           flat2<Op>(m, static_cast<float*>(r), in[0], in[1], df);
                          });
     return out;
   }
@@ -162,7 +180,7 @@ TensorImplPtr elementwise_backward(const char* name, const TensorImplPtr& g, con
     using T = scalar_t;
     auto df = fn.template operator()<T>();
     if (g->is_contiguous() && sv->is_contiguous())
-      kernels::map2_flat(out->numel(), out->template data<T>(), g->template data<T>(), sv->template data<T>(), df);
+      flat2<Op>(out->numel(), out->template data<T>(), g->template data<T>(), sv->template data<T>(), df);
     else
       kernels::map2(g->shape, out->template data<T>(), out->strides, g->template data<T>(), g->strides,
                     sv->template data<T>(), sv->strides, df);

@@ -56,6 +56,7 @@ struct AbsOp {
   template <class A> A ddf(A, A) const { return A(0); }
 };
 struct ExpOp {
+  static constexpr bool kVectorMath = true;
   static constexpr const char *kName = "exp", *kNode = "ExpBackward";
   static constexpr Domain kDomain = Domain::FloatPromote;
   static constexpr Saves kSaves = Saves::Output;
@@ -117,6 +118,7 @@ template <class A> A fast_tanh(A x) {
   else return std::tanh(x);
 }
 struct TanhOp {
+  static constexpr bool kVectorMath = true;
   static constexpr const char *kName = "tanh", *kNode = "TanhBackward";
   static constexpr Domain kDomain = Domain::FloatPromote;
   static constexpr Saves kSaves = Saves::Output;
@@ -136,6 +138,7 @@ template <class A> A stable_sigmoid(A x) {
   }
 }
 struct SigmoidOp {
+  static constexpr bool kVectorMath = true;
   static constexpr const char *kName = "sigmoid", *kNode = "SigmoidBackward";
   static constexpr Domain kDomain = Domain::FloatPromote;
   static constexpr Saves kSaves = Saves::Output;
@@ -199,6 +202,7 @@ struct FlatF32<GeluOpT<false>> {
 using GeluOp = GeluOpT<false>;
 using GeluTanhOp = GeluOpT<true>;
 struct SiluOp {
+  static constexpr bool kVectorMath = true;
   static constexpr const char *kName = "silu", *kNode = "SiluBackward";
   static constexpr Domain kDomain = Domain::Float;
   static constexpr Saves kSaves = Saves::Input;

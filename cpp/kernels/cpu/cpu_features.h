@@ -27,13 +27,16 @@ namespace lucid::kernels {
 
 // The second copy's instruction set. Avx2 alone never contracts a * b + c into an FMA, so it
 // rounds as the baseline copy does; Avx2Fma may.
-enum class Isa { Avx2, Avx2Fma };
+// Avx512 (F, VL, DQ, BW, with AVX2 + FMA) falls back to Avx2Fma, then to the baseline copy.
+enum class Isa { Avx2, Avx2Fma, Avx512 };
 
 inline bool cpu_has(Isa isa) {
 #if LUCID_X86_DISPATCH
   static const bool avx2 = __builtin_cpu_supports("avx2");
   static const bool fma = avx2 && __builtin_cpu_supports("fma");
-  return isa == Isa::Avx2 ? avx2 : fma;
+  static const bool avx512 = fma && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+  return isa == Isa::Avx2 ? avx2 : isa == Isa::Avx2Fma ? fma : avx512;
 #else
   (void)isa;
   return false;
@@ -54,6 +57,10 @@ template <class Body, class... Args>
 __attribute__((target("avx2,fma"))) void run_avx2_fma(Args... a) {
   Body::run(a...);
 }
+template <class Body, class... Args>
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"))) void run_avx512(Args... a) {
+  Body::run(a...);
+}
 #endif
 }  // namespace isa_detail
 
@@ -61,7 +68,10 @@ __attribute__((target("avx2,fma"))) void run_avx2_fma(Args... a) {
 template <class Body, Isa I = Isa::Avx2Fma, class... Args>
 void run_best(Args... a) {
 #if LUCID_X86_DISPATCH
-  if (cpu_has(I)) {
+  if constexpr (I == Isa::Avx512) {
+    if (cpu_has(Isa::Avx512)) return isa_detail::run_avx512<Body>(a...);
+    if (cpu_has(Isa::Avx2Fma)) return isa_detail::run_avx2_fma<Body>(a...);
+  } else if (cpu_has(I)) {
     if constexpr (I == Isa::Avx2) return isa_detail::run_avx2<Body>(a...);
     else return isa_detail::run_avx2_fma<Body>(a...);
   }

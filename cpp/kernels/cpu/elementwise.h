@@ -8,6 +8,7 @@
 
 #include "core/dtype.h"
 #include "core/shape.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
 
 namespace lucid::kernels {
@@ -38,6 +39,34 @@ void map1_flat(int64_t n, O* out, const A* a, F f) {
   auto chunk = [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) out[i] = f(a[i]);
   };
+  if (n < 2 * kParallelGrain) return chunk(0, n);
+  parallel_chunks(threads_for_work(n), n, chunk);
+}
+
+// map1_flat / map2_flat with the loop also compiled for AVX-512 and for AVX2 + FMA, the best
+// picked at run time: for bodies of branch-free float math (vmath.h: exp, sigmoid, tanh, ...)
+// that vectorise to the register width (4x the baseline's SSE2 lanes on AVX-512).
+template <class O, class A, class F>
+struct Map1Loop {
+  static LUCID_ALWAYS_INLINE void run(int64_t i0, int64_t i1, O* out, const A* a, const F* f) {
+    for (int64_t i = i0; i < i1; ++i) out[i] = (*f)(a[i]);
+  }
+};
+template <class O, class A, class B, class F>
+struct Map2Loop {
+  static LUCID_ALWAYS_INLINE void run(int64_t i0, int64_t i1, O* out, const A* a, const B* b, const F* f) {
+    for (int64_t i = i0; i < i1; ++i) out[i] = (*f)(a[i], b[i]);
+  }
+};
+template <class O, class A, class F>
+void map1_flat_wide(int64_t n, O* out, const A* a, F f) {
+  auto chunk = [&](int64_t i0, int64_t i1) { run_best<Map1Loop<O, A, F>, Isa::Avx512>(i0, i1, out, a, &f); };
+  if (n < 2 * kParallelGrain) return chunk(0, n);
+  parallel_chunks(threads_for_work(n), n, chunk);
+}
+template <class O, class A, class B, class F>
+void map2_flat_wide(int64_t n, O* out, const A* a, const B* b, F f) {
+  auto chunk = [&](int64_t i0, int64_t i1) { run_best<Map2Loop<O, A, B, F>, Isa::Avx512>(i0, i1, out, a, b, &f); };
   if (n < 2 * kParallelGrain) return chunk(0, n);
   parallel_chunks(threads_for_work(n), n, chunk);
 }
