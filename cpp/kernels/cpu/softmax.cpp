@@ -190,9 +190,9 @@ LUCID_CLONES_AVX2 void scaled_exp_row(const float* x, int64_t n, float shift, fl
 void scaled_exp_row(const double* x, int64_t n, double shift, double scale, double* out) {
   scaled_exp_impl(x, n, shift, scale, out);
 }
-LUCID_CLONES_AVX2 void softmax_row(const float* x, float* y, int64_t n, bool log) { softmax_row_impl(x, y, n, log); }
+LUCID_CLONES_AVX512 void softmax_row(const float* x, float* y, int64_t n, bool log) { softmax_row_impl(x, y, n, log); }
 void softmax_row(const double* x, double* y, int64_t n, bool log) { softmax_row_impl(x, y, n, log); }
-LUCID_CLONES_AVX2 void softmax_row_backward(const float* y, const float* gy, float* gx, int64_t n, bool log) {
+LUCID_CLONES_AVX512 void softmax_row_backward(const float* y, const float* gy, float* gx, int64_t n, bool log) {
   softmax_row_backward_impl(y, gy, gx, n, log);
 }
 void softmax_row_backward(const double* y, const double* gy, double* gx, int64_t n, bool log) {
