@@ -49,6 +49,7 @@ from ._math_extra import *  # noqa: E402,F401,F403
 from ._math_linalg import *  # noqa: E402,F401,F403
 from ._compat_extra import *  # noqa: E402,F401,F403
 from ._compat_more import *  # noqa: E402,F401,F403
+from ._compat_names import *  # noqa: E402,F401,F403
 
 _compat._attach_inplace()
 from .amp import autocast  # noqa: E402,F401
@@ -66,6 +67,9 @@ from ._linalg_decomp import cholesky_inverse, cholesky_solve, matrix_exp, pinver
 from ._linalg_decomp import cholesky_top as cholesky, qr_top as qr, svd_top as svd  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
 from ._poisson import poisson  # noqa: E402,F401
+from . import _compat_names  # noqa: E402
+
+_compat_names._attach()
 from . import _index_ext, _math, _math_ext, _out, _shape, _tensor  # noqa: E402
 
 _out.install(globals(), (_math, _math_ext, _shape, _compat, _tensor, _index_ext))

@@ -1,0 +1,537 @@
+"""More of PyTorch's top-level names that toy programs and tutorials use: ``unravel_index``,
+``scalar_tensor``, ``is_same_size``, ``is_signed``, ``split_with_sizes``, the ``*_scatter``
+functions (``select_scatter``, ``slice_scatter``, ``diagonal_scatter``), ``copysign``, ``ldexp``,
+``frexp``, the window functions (``hann_window``, ``hamming_window``, ``bartlett_window``,
+``blackman_window``, ``kaiser_window``), ``set_default_tensor_type``, the inter-op thread count,
+the autocast state functions and a few in-place methods (``nan_to_num_``, ``xlogy_``,
+``float_power_``, ``copysign_``, ``ldexp_``).
+
+Everything here is composed from existing differentiable ops, so gradients come from them.
+
+>>> import pylucid
+>>> pylucid.unravel_index(pylucid.tensor([4, 5]), (2, 3))
+(tensor([1, 1]), tensor([1, 2]))
+>>> pylucid.copysign(pylucid.tensor([1.0, -2.0]), -1.0)
+tensor([-1., -2.])
+"""
+import builtins as _builtins
+import collections as _collections
+import math as _math
+import numbers as _numbers
+import os as _os
+import warnings as _warnings
+
+import numpy as _np
+
+from . import _C
+from ._C import Tensor, dtype
+
+__all__ = ["unravel_index", "scalar_tensor", "is_same_size", "is_signed", "split_with_sizes", "select_scatter",
+           "slice_scatter", "diagonal_scatter", "copysign", "ldexp", "frexp", "hann_window", "hamming_window",
+           "bartlett_window", "blackman_window", "kaiser_window", "set_default_tensor_type",
+           "get_num_interop_threads", "set_num_interop_threads", "nan_to_num_", "is_autocast_enabled",
+           "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype", "is_autocast_cpu_enabled",
+           "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+           "set_autocast_gpu_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+           "clear_autocast_cache"]
+
+
+def _t(x, op, name="input"):
+    if not isinstance(x, Tensor):
+        raise _C.DtypeMismatch(f"{op}: expected a Tensor for {name}, got {type(x).__name__}")
+    return x
+
+
+def _default_float():
+    from ._tensor import get_default_dtype  # noqa: PLC0415
+
+    return get_default_dtype()
+
+
+# ---- indices and sizes ------------------------------------------------------------------------
+
+def unravel_index(indices, shape):
+    """Flat indices into a tensor of ``shape`` as a tuple of coordinate tensors, one per dim (each
+    shaped like ``indices``). As PyTorch, an index outside ``[0, numel)`` wraps: each coordinate is
+    the floor quotient taken modulo its dim's size.
+
+    >>> import pylucid
+    >>> pylucid.unravel_index(pylucid.tensor(7), (2, 2, 2))
+    (tensor(1), tensor(1), tensor(1))
+    """
+    _t(indices, "unravel_index", "indices")
+    if indices.dtype.is_floating_point or indices.dtype == dtype.bool:
+        raise _C.DtypeMismatch(f"expected 'indices' to be integer dtype, but got {indices.dtype!r}")
+    if isinstance(shape, (int, _np.integer)) and not isinstance(shape, bool):
+        shape = (int(shape),)
+    if not isinstance(shape, (tuple, list)) or not all(isinstance(s, (int, _np.integer)) for s in shape):
+        raise _C.DtypeMismatch(f"unravel_index: expected 'shape' to be an int or a sequence of ints, got {shape!r}")
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise _C.ShapeMismatch(f"'shape' cannot have negative values, but got {shape}")
+    flat = indices.detach().numpy().astype(_np.int64)
+    out, stride = [], 1
+    for s in reversed(shape):
+        out.append(_np.remainder(_np.floor_divide(flat, stride), s) if s else _np.zeros_like(flat))
+        stride *= max(s, 1)
+    return tuple(_C._from_numpy(_np.ascontiguousarray(a)) for a in reversed(out))
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
+    """A 0-d tensor holding the number ``s``, in the default float dtype unless ``dtype`` is given
+    (so ``scalar_tensor(3)`` is ``tensor(3.)``, as PyTorch)."""
+    from ._device import _check_device  # noqa: PLC0415
+    from ._tensor import full  # noqa: PLC0415
+
+    _check_device(device, "scalar_tensor")
+    if isinstance(s, Tensor):
+        if s.numel() != 1:
+            raise _C.ShapeMismatch(f"scalar_tensor: expected a number, got a tensor of shape {list(s.shape)}")
+        s = s.item()
+    if not isinstance(s, _numbers.Number):
+        raise _C.DtypeMismatch(f"scalar_tensor: expected a number for s, got {type(s).__name__}")
+    out = full((), float(s), dtype=dtype or _default_float())
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def is_same_size(input, other):
+    """True when the two tensors have the same shape."""
+    return tuple(_t(input, "is_same_size").shape) == tuple(_t(other, "is_same_size", "other").shape)
+
+
+def is_signed(input):
+    """True when ``input``'s dtype can hold negative values (every dtype but bool; pylucid's
+    integer dtype is int64, so ``uint8`` tensors answer True too)."""
+    return _t(input, "is_signed").dtype != dtype.bool
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """``input`` split along ``dim`` into pieces of the given sizes, which must add up to the
+    dim's length (views, as ``split`` with a list)."""
+    _t(input, "split_with_sizes")
+    sizes = [int(s) for s in split_sizes]
+    d = dim + input.dim() if dim < 0 else dim
+    if not 0 <= d < _builtins.max(input.dim(), 1):
+        raise _C.IndexOutOfRange(f"split_with_sizes: dim {dim} out of range for a {input.dim()}-d tensor")
+    n = input.shape[d] if input.dim() else 1
+    if any(s < 0 for s in sizes):
+        raise _C.LucidError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                            f"split_sizes={sizes}")
+    if _builtins.sum(sizes) != n:
+        raise _C.LucidError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                            f"dimension {d}), but got split_sizes={sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(input.narrow(d, start, s))
+        start += s
+    return tuple(out)
+
+
+# ---- the *_scatter functions: a copy of input with one view of it replaced by src --------------
+
+def _scatter_into(input, src, view_fn, op):
+    _t(input, op)
+    _t(src, op, "src")
+    out = input.clone()
+    view = view_fn(out)
+    if tuple(view.shape) != tuple(src.shape):
+        raise _C.ShapeMismatch(f"expected src to have a size equal to the slice of self. src size = "
+                               f"{list(src.shape)}, slice size = {list(view.shape)}")
+    # NOTE: the write goes through a view of the copy, so autograd records it as PyTorch's
+    # CopySlices: input's gradient is grad with the view zeroed, src's is grad at the view.
+    view.copy_(src.to(input.dtype))
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of ``input`` whose ``select(dim, index)`` slice is ``src`` (differentiable in both)."""
+    return _scatter_into(input, src, lambda t: t.select(dim, index), "select_scatter")
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of ``input`` whose slice ``start:end:step`` along ``dim`` is ``src``."""
+    def view(t):
+        idx = [_builtins.slice(None)] * t.dim()
+        idx[dim] = _builtins.slice(start, end, step)
+        return t[tuple(idx)]
+    return _scatter_into(input, src, view, "slice_scatter")
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of ``input`` whose ``diagonal(offset, dim1, dim2)`` is ``src``."""
+    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")
+
+
+# ---- sign and exponent ------------------------------------------------------------------------
+
+def _float_operand(x, ref):
+    from ._tensor import tensor  # noqa: PLC0415
+
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, bool) or not isinstance(x, _numbers.Real):
+        raise _C.DtypeMismatch(f"expected a Tensor or a number, got {type(x).__name__}")
+    return tensor(float(x), dtype=ref.dtype if ref.dtype.is_floating_point else _default_float())
+
+
+def _float_result(*ts):
+    """The floating dtype PyTorch gives ``copysign``/``ldexp``: the promoted one, or the default
+    float dtype when every operand is integral or bool."""
+    fl = [t.dtype for t in ts if t.dtype.is_floating_point]
+    if not fl:
+        return _default_float()
+    out = fl[0]
+    for d in fl[1:]:
+        out = _C.promote_types(out, d)
+    return out
+
+
+def copysign(input, other):
+    """``|input|`` with the sign of ``other`` (element-wise; ``other`` may be a number). The sign
+    bit counts, so ``-0.0`` gives a negative result. Integer inputs give the default float dtype.
+    The gradient flows to ``input`` only (``sign`` ratio, 0 where input is 0), as PyTorch."""
+    _t(input, "copysign")
+    other = _float_operand(other, input)
+    dt = _float_result(input, other)
+    a = input.to(dt)
+    neg = _C.signbit(other.to(dt)) if other.dtype.is_floating_point else other < 0
+    mag = a.abs()
+    return _C.where(neg, -mag, mag)
+
+
+def ldexp(input, other):
+    """``input * 2 ** other`` (``other`` a tensor of exponents)."""
+    _t(input, "ldexp")
+    other = _float_operand(other, input)
+    dt = _float_result(input, other)
+    two = _C.pow(_float_operand(2.0, input.to(dt)), other.to(dt))
+    return input.to(dt) * two
+
+
+frexp_result = _collections.namedtuple("frexp", ["mantissa", "exponent"])
+
+
+def frexp(input):
+    """Named tuple ``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent`` and
+    ``|mantissa|`` in [0.5, 1) (0, inf and NaN give themselves and exponent 0). Exponents are
+    pylucid's integer dtype (int64; PyTorch's are int32). The mantissa is differentiable:
+    ``grad / 2 ** exponent``."""
+    _t(input, "frexp")
+    if not input.dtype.is_floating_point:
+        raise _C.LucidError("torch.frexp() only supports floating-point dtypes")
+    _, e = _np.frexp(input.detach().to(dtype.float64).numpy())
+    exponent = _C._from_numpy(_np.ascontiguousarray(e.astype(_np.int64)))
+    scale = _C._from_numpy(_np.ascontiguousarray(_np.ldexp(1.0, -e))).to(input.dtype)
+    return frexp_result(input * scale, exponent)
+
+
+# ---- window functions -------------------------------------------------------------------------
+
+def _window_args(op, window_length, dtype_, device, layout):
+    from ._device import _check_device  # noqa: PLC0415
+
+    _check_device(device, op)
+    if isinstance(window_length, bool) or not isinstance(window_length, (int, _np.integer)):
+        raise _C.DtypeMismatch(f"{op}: window_length must be an int, got {type(window_length).__name__}")
+    if window_length < 0:
+        raise _C.LucidError(f"{op} requires non-negative window_length, got window_length={window_length}")
+    d = dtype_ or _default_float()
+    if not d.is_floating_point:
+        raise _C.DtypeMismatch(f"{op} expects floating point dtypes, got: {d!r}")
+    return int(window_length), d
+
+
+def _finish_window(w, requires_grad):
+    if requires_grad:
+        w.requires_grad_(True)
+    return w
+
+
+def _trivial_window(n, d, requires_grad):
+    from ._tensor import ones  # noqa: PLC0415
+
+    return _finish_window(ones(n, dtype=d), requires_grad)
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
+                   pin_memory=False, requires_grad=False, _name="hamming_window"):
+    """``alpha - beta * cos(2 pi n / (N - 1))``; ``periodic=True`` computes N + 1 points and
+    drops the last (for spectral analysis), ``False`` gives the symmetric window."""
+    from ._tensor import arange  # noqa: PLC0415
+
+    n, d = _window_args(_name, window_length, dtype, device, layout)
+    if n <= 1:
+        return _trivial_window(n, d, requires_grad)
+    m = n + 1 if periodic else n
+    # Same order of float operations as PyTorch's kernel, in the requested dtype.
+    w = (arange(m, dtype=d) * (_math.pi * 2.0 / (m - 1))).cos() * -beta + alpha
+    return _finish_window(w[:n].contiguous(), requires_grad)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                requires_grad=False):
+    """``0.5 - 0.5 * cos(2 pi n / (N - 1))`` (``periodic`` as in :func:`hamming_window`).
+
+    >>> import pylucid
+    >>> pylucid.hann_window(4)
+    tensor([0.0000, 0.5000, 1.0000, 0.5000])
+    """
+    return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, layout=layout, device=device,
+                          requires_grad=requires_grad, _name="hann_window")
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False):
+    """The triangular window ``1 - |2n / (N - 1) - 1|``."""
+    from ._tensor import arange  # noqa: PLC0415
+
+    n, d = _window_args("bartlett_window", window_length, dtype, device, layout)
+    if n <= 1:
+        return _trivial_window(n, d, requires_grad)
+    m = n + 1 if periodic else n
+    w = arange(m, dtype=d) * (2.0 / (m - 1))
+    half = ((m - 1) >> 1) + 1
+    w = _C.cat([w[:half], 2.0 - w[half:]], 0)
+    return _finish_window(w[:n].contiguous(), requires_grad)
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False):
+    """``0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))``."""
+    from ._tensor import arange  # noqa: PLC0415
+
+    n, d = _window_args("blackman_window", window_length, dtype, device, layout)
+    if n <= 1:
+        return _trivial_window(n, d, requires_grad)
+    m = n + 1 if periodic else n
+    w = arange(m, dtype=d) * (_math.pi / (m - 1))
+    w = (w * 4).cos() * 0.08 - (w * 2).cos() * 0.5 + 0.42
+    return _finish_window(w[:n].contiguous(), requires_grad)
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  pin_memory=False, requires_grad=False):
+    """``I0(beta * sqrt(1 - ((n - N/2) / (N/2))^2)) / I0(beta)`` with ``N = window_length - 1``
+    (one more point when ``periodic``), ``I0`` the modified Bessel function of order 0."""
+    n, d = _window_args("kaiser_window", window_length, dtype, device, layout)
+    if n <= 1:
+        return _trivial_window(n, d, requires_grad)
+    m = n + 1 if periodic else n
+    a = (m - 1) / 2.0
+    k = _np.arange(m, dtype=_np.float64)
+    w = _np.i0(beta * _np.sqrt(_np.maximum(1.0 - ((k - a) / a) ** 2, 0.0))) / _np.i0(beta)
+    return _finish_window(_C._from_numpy(_np.ascontiguousarray(w[:n])).to(d), requires_grad)
+
+
+# ---- process-wide settings --------------------------------------------------------------------
+
+def set_default_tensor_type(t):
+    """Deprecated in PyTorch (use ``set_default_dtype``): ``t`` is a legacy floating tensor type
+    (``pylucid.DoubleTensor``) or its name (``"torch.FloatTensor"``); sets the default dtype."""
+    from . import _compat  # noqa: PLC0415
+    from ._tensor import set_default_dtype  # noqa: PLC0415
+
+    _warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                   "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                   stacklevel=2)
+    if isinstance(t, str):
+        name = t.split(".")
+        if len(name) == 3 and name[1] == "cuda":
+            raise _C.LucidError(f"set_default_tensor_type: {t} needs a CUDA device; pylucid runs on the CPU only")
+        cls = _compat._LEGACY_BY_NAME.get(name[-1]) if name[0] in ("torch", "pylucid") else None
+        if cls is None:
+            raise _C.DtypeMismatch(f"invalid type: '{t}'")
+    else:
+        cls = t
+    d = getattr(cls, "_dtype", None)
+    if not isinstance(cls, _compat._LegacyType) or d is None:
+        raise _C.DtypeMismatch(f"invalid type object: only floating-point types are supported as the default "
+                               f"type, got {t!r}")
+    if not d.is_floating_point:
+        raise _C.DtypeMismatch("only floating-point types are supported as the default type")
+    set_default_dtype(d)
+
+
+_INTEROP = {"threads": None}
+
+
+def get_num_interop_threads():
+    """The inter-op thread count PyTorch reports. pylucid runs ops one after another on the
+    calling thread (its kernels split work over the pool of :func:`get_num_threads`), so this is
+    the number recorded by :func:`set_num_interop_threads`, or the cores this process may use."""
+    if _INTEROP["threads"] is not None:
+        return _INTEROP["threads"]
+    try:
+        return len(_os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return _os.cpu_count() or 1
+
+
+def set_num_interop_threads(nthreads):
+    """Records the inter-op thread count (it changes no computation: pylucid has no inter-op pool).
+    As in PyTorch it may be set once; a second call raises."""
+    if isinstance(nthreads, bool) or not isinstance(nthreads, (int, _np.integer)):
+        raise _C.DtypeMismatch(f"set_num_interop_threads: expected an int, got {type(nthreads).__name__}")
+    if nthreads <= 0:
+        raise _C.LucidError("set_num_interop_threads expects a positive integer")
+    if _INTEROP["threads"] is not None:
+        raise _C.LucidError("Error: cannot set number of interop threads after parallel work has started or "
+                            "set_num_interop_threads called")
+    _INTEROP["threads"] = int(nthreads)
+
+
+# ---- autocast state (PyTorch's functional spelling of what ``autocast`` sets) ------------------
+
+# PyTorch keeps a separate state for CUDA; the device-less calls address it. pylucid has no GPU,
+# so that state is only recorded.
+_GPU_STATE = {"enabled": False, "dtype": dtype.float16, "cache": True}
+
+
+def _device_type(device_type, op):
+    if device_type is None or device_type == "cuda":
+        return "cuda"
+    if device_type == "cpu":
+        return "cpu"
+    raise _C.LucidError(f"{op}: unsupported device_type {device_type!r} (expected 'cpu' or 'cuda')")
+
+
+def is_autocast_enabled(device_type=None):
+    """Whether autocast is on for ``device_type`` (``"cpu"``); without an argument PyTorch asks
+    about CUDA, which is never on here unless set with :func:`set_autocast_enabled`."""
+    if _device_type(device_type, "is_autocast_enabled") == "cpu":
+        return _C._autocast_state()[0]
+    return _GPU_STATE["enabled"]
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    """``set_autocast_enabled("cpu", True)`` switches CPU autocast on for this thread (what
+    ``autocast`` does on entry); ``set_autocast_enabled(flag)`` is PyTorch's CUDA form."""
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
+    if _device_type(device_type, "set_autocast_enabled") == "cpu":
+        _C._set_autocast_state(bool(enabled), _C._autocast_state()[1])
+    else:
+        _GPU_STATE["enabled"] = bool(enabled)
+
+
+def get_autocast_dtype(device_type):
+    """The dtype autocast runs Promote ops in for ``device_type`` (``"cpu"``: bfloat16 unless set)."""
+    if _device_type(device_type, "get_autocast_dtype") == "cpu":
+        return _C._autocast_state()[1]
+    return _GPU_STATE["dtype"]
+
+
+def set_autocast_dtype(device_type, dtype):
+    """Sets the dtype an ``autocast`` without ``dtype=`` uses for ``device_type``."""
+    if not isinstance(dtype, _C.dtype):
+        raise _C.DtypeMismatch(f"set_autocast_dtype: expected a dtype, got {type(dtype).__name__}")
+    if _device_type(device_type, "set_autocast_dtype") == "cpu":
+        _C._set_autocast_state(_C._autocast_state()[0], dtype)
+    else:
+        _GPU_STATE["dtype"] = dtype
+
+
+def _deprecated(old, new):
+    _warnings.warn(f"torch.{old}() is deprecated. Please use torch.{new} instead.", FutureWarning, stacklevel=3)
+
+
+def is_autocast_cpu_enabled():
+    """Deprecated spelling of ``is_autocast_enabled("cpu")``."""
+    _deprecated("is_autocast_cpu_enabled", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled):
+    """Deprecated spelling of ``set_autocast_enabled("cpu", enabled)``."""
+    _deprecated("set_autocast_cpu_enabled", "set_autocast_enabled('cpu', enabled)")
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    """Deprecated spelling of ``get_autocast_dtype("cpu")``."""
+    _deprecated("get_autocast_cpu_dtype", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype):
+    """Deprecated spelling of ``set_autocast_dtype("cpu", dtype)``."""
+    _deprecated("set_autocast_cpu_dtype", "set_autocast_dtype('cpu', dtype)")
+    set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype():
+    """Deprecated spelling of ``get_autocast_dtype("cuda")`` (recorded only: no GPU here)."""
+    _deprecated("get_autocast_gpu_dtype", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype):
+    """Deprecated spelling of ``set_autocast_dtype("cuda", dtype)`` (recorded only)."""
+    _deprecated("set_autocast_gpu_dtype", "set_autocast_dtype('cuda', dtype)")
+    set_autocast_dtype("cuda", dtype)
+
+
+def is_autocast_cache_enabled():
+    """Whether autocast caches casted weights (a recorded flag: pylucid casts per op)."""
+    return _GPU_STATE["cache"]
+
+
+def set_autocast_cache_enabled(enabled):
+    """Records the autocast cache flag (pylucid casts per op and keeps no cache)."""
+    _GPU_STATE["cache"] = bool(enabled)
+
+
+def clear_autocast_cache():
+    """Nothing to clear: pylucid's autocast keeps no cache of casted weights."""
+
+
+# ---- in-place methods -------------------------------------------------------------------------
+
+def _check_inplace_dtype(self, result, name):
+    if result.dtype != self.dtype and not self.dtype.is_floating_point and result.dtype.is_floating_point:
+        raise _C.DtypeMismatch(f"{name}: result type {result.dtype!r} can't be cast to the desired output type "
+                               f"{self.dtype!r}")
+
+
+def _inplace_method(fn, name, check=None):
+    from . import _compat  # noqa: PLC0415
+
+    wrapped = _compat._inplace(fn, name)
+
+    def method(self, *args, **kwargs):
+        if check is not None:
+            check(self)
+        _check_inplace_dtype(self, fn(self.detach(), *[a.detach() if isinstance(a, Tensor) else a for a in args],
+                                      **kwargs), name)
+        return wrapped(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = wrapped.__doc__
+    return method
+
+
+def nan_to_num_(input, nan=0.0, posinf=None, neginf=None):
+    """In-place ``nan_to_num``: returns ``input``."""
+    return _t(input, "nan_to_num_").nan_to_num_(nan=nan, posinf=posinf, neginf=neginf)
+
+
+def _float_power_check(self):
+    if self.dtype != dtype.float64:
+        raise _C.DtypeMismatch(f"the base given to float_power_ has dtype {self.dtype!r} but the operation's "
+                               "result requires dtype pylucid.float64")
+
+
+def _attach():
+    from . import special  # noqa: PLC0415
+
+    Tensor.is_signed = lambda self: is_signed(self)
+    Tensor.is_signed.__doc__ = is_signed.__doc__
+    Tensor.split_with_sizes = lambda self, split_sizes, dim=0: split_with_sizes(self, split_sizes, dim)
+    Tensor.split_with_sizes.__doc__ = split_with_sizes.__doc__
+    for fn in (select_scatter, slice_scatter, diagonal_scatter, copysign, ldexp, frexp):
+        setattr(Tensor, fn.__name__, fn)
+    Tensor.copysign_ = _inplace_method(copysign, "copysign_")
+    Tensor.ldexp_ = _inplace_method(ldexp, "ldexp_")
+    Tensor.xlogy_ = _inplace_method(special.xlogy, "xlogy_")
+    Tensor.float_power_ = _inplace_method(special.float_power, "float_power_", _float_power_check)
