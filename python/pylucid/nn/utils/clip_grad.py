@@ -101,3 +101,12 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
         raise _C.LucidError(f"clip_grad_value_: clip_value must be non-negative, got {v}")
     for g in _grads(parameters, "clip_grad_value_"):
         g.clamp_(-v, v)
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Deprecated alias of :func:`clip_grad_norm_` (warns with PyTorch's FutureWarning)."""
+    import warnings
+
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
