@@ -197,7 +197,7 @@ def copysign(input, other):
     dt = _float_result(input, other)
     a = input.to(dt)
     neg = _C.signbit(other.to(dt)) if other.dtype.is_floating_point else other < 0
-    mag = a.abs()
+    mag = a.abs() + 0.0  # NOTE: abs keeps -0.0's sign bit; adding +0.0 clears it (IEEE: -0 + +0 = +0)
     return _C.where(neg, -mag, mag)
 
 
