@@ -115,10 +115,39 @@ class Tensor:
             [True, False]
             
         """
+    def copysign(self, other):
+        """
+        ``|input|`` with the sign of ``other`` (element-wise; ``other`` may be a number). The sign
+            bit counts, so ``-0.0`` gives a negative result. Integer inputs give the default float dtype.
+            The gradient flows to ``input`` only (``sign`` ratio, 0 where input is 0), as PyTorch.
+        """
+    def diagonal_scatter(self, src, offset = 0, dim1 = 0, dim2 = 1):
+        """
+        A copy of ``input`` whose ``diagonal(offset, dim1, dim2)`` is ``src``.
+        """
     def fill_diagonal_(self, *args, **kwargs):
         """
         Fills the main diagonal with ``fill_value`` in place (a 2-d tensor, or one whose dims are all
             equal); with ``wrap`` a tall matrix's diagonal restarts every ``cols + 1`` rows, as PyTorch's.
+        """
+    def frexp(self):
+        """
+        Named tuple ``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent`` and
+            ``|mantissa|`` in [0.5, 1) (0, inf and NaN give themselves and exponent 0). Exponents are
+            pylucid's integer dtype (int64; PyTorch's are int32). The mantissa is differentiable:
+            ``grad / 2 ** exponent``.
+        """
+    def ldexp(self, other):
+        """
+        ``input * 2 ** other`` (``other`` a tensor of exponents).
+        """
+    def select_scatter(self, src, dim, index):
+        """
+        A copy of ``input`` whose ``select(dim, index)`` slice is ``src`` (differentiable in both).
+        """
+    def slice_scatter(self, src, dim = 0, start = None, end = None, step = 1):
+        """
+        A copy of ``input`` whose slice ``start:end:step`` along ``dim`` is ``src``.
         """
     def sum_to_size(self, *args, **kwargs):
         """
@@ -650,6 +679,10 @@ class Tensor:
         """
         Copies src (broadcast to this shape, converted to this dtype) into this tensor in place and returns it. Recorded by autograd: the gradient flows to src (refused on a leaf that requires grad).
         """
+    def copysign_(self, *args, **kwargs):
+        """
+        In-place copysign: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def corrcoef(self, *args, **kwargs):
         """
         Pearson correlation coefficients of the rows of ``input`` (values clipped to [-1, 1]).
@@ -940,6 +973,10 @@ class Tensor:
         """
         ``input ** exponent`` computed in float64 (either may be a number).
         """
+    def float_power_(self, *args, **kwargs):
+        """
+        In-place float_power: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def floor(self) -> Tensor:
         """
         Largest integer <= input, in input's dtype (integers pass through); zero gradient.
@@ -1155,6 +1192,11 @@ class Tensor:
         """
         False: pylucid runs in one process and never places tensors in shared memory.
         """
+    def is_signed(self):
+        """
+        True when ``input``'s dtype can hold negative values (every dtype but bool; pylucid's
+            integer dtype is int64, so ``uint8`` tensors answer True too).
+        """
     def isclose(self, *args, **kwargs):
         """
         Bool tensor: ``|input - other| <= atol + rtol * |other|`` elementwise (infinities equal only
@@ -1196,6 +1238,10 @@ class Tensor:
     def lcm(self, *args, **kwargs):
         """
         Method form of pylucid.lcm.
+        """
+    def ldexp_(self, *args, **kwargs):
+        """
+        In-place ldexp: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def le(self, *args, **kwargs):
         """
@@ -1672,6 +1718,21 @@ class Tensor:
             >>> h.remove()
             
         """
+    def register_post_accumulate_grad_hook(self, hook):
+        """
+        Registers ``hook(tensor)``, run after each ``backward`` has accumulated this leaf's
+            ``.grad`` (its return value is ignored and must be None). Only leaves take one. Returns a
+            ``RemovableHandle``.
+        
+            >>> import pylucid
+            >>> w = pylucid.tensor([1.0], requires_grad=True)
+            >>> def sgd_step(p):
+            ...     p.data.sub_(0.5 * p.grad)
+            >>> h = w.register_post_accumulate_grad_hook(sgd_step)
+            >>> (w * 2).sum().backward(); w
+            tensor([0.], requires_grad=True)
+            
+        """
     def relu(self) -> Tensor:
         """
         max(input, 0), elementwise; NaN stays NaN, the gradient at 0 is 0.
@@ -1885,6 +1946,11 @@ class Tensor:
     def split(self, split_size: typing.Any, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
         """
         A tuple of views along dim: pieces of split_size (an int; the last may be smaller), or of the given sizes (a list that must add up to the dim's size).
+        """
+    def split_with_sizes(self, split_sizes, dim = 0):
+        """
+        ``input`` split along ``dim`` into pieces of the given sizes, which must add up to the
+            dim's length (views, as ``split`` with a list).
         """
     def sqrt(self) -> Tensor:
         """
@@ -2153,6 +2219,10 @@ class Tensor:
     def xlogy(self, *args, **kwargs):
         """
         ``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); either may be a number.
+        """
+    def xlogy_(self, *args, **kwargs):
+        """
+        In-place xlogy: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def zero_(self) -> Tensor:
         """

@@ -74,7 +74,7 @@ def unravel_index(indices, shape):
     for s in reversed(shape):
         out.append(_np.remainder(_np.floor_divide(flat, stride), s) if s else _np.zeros_like(flat))
         stride *= max(s, 1)
-    return tuple(_C._from_numpy(_np.ascontiguousarray(a)) for a in reversed(out))
+    return tuple(_C._from_numpy(_np.array(a, dtype=_np.int64, order="C")) for a in reversed(out))
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
@@ -88,7 +88,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, 
         if s.numel() != 1:
             raise _C.ShapeMismatch(f"scalar_tensor: expected a number, got a tensor of shape {list(s.shape)}")
         s = s.item()
-    if not isinstance(s, _numbers.Number):
+    if not isinstance(s, _numbers.Real):
         raise _C.DtypeMismatch(f"scalar_tensor: expected a number for s, got {type(s).__name__}")
     out = full((), float(s), dtype=dtype or _default_float())
     if requires_grad:
@@ -210,7 +210,7 @@ def ldexp(input, other):
     return input.to(dt) * two
 
 
-frexp_result = _collections.namedtuple("frexp", ["mantissa", "exponent"])
+frexp_result = _collections.namedtuple("frexp", ["mantissa", "exponent"])  # type: ignore[name-match]
 
 
 def frexp(input):
@@ -222,8 +222,8 @@ def frexp(input):
     if not input.dtype.is_floating_point:
         raise _C.LucidError("torch.frexp() only supports floating-point dtypes")
     _, e = _np.frexp(input.detach().to(dtype.float64).numpy())
-    exponent = _C._from_numpy(_np.ascontiguousarray(e.astype(_np.int64)))
-    scale = _C._from_numpy(_np.ascontiguousarray(_np.ldexp(1.0, -e))).to(input.dtype)
+    exponent = _C._from_numpy(_np.array(e.astype(_np.int64), order="C"))
+    scale = _C._from_numpy(_np.array(_np.ldexp(1.0, -e), order="C")).to(input.dtype)
     return frexp_result(input * scale, exponent)
 
 
@@ -354,7 +354,7 @@ def set_default_tensor_type(t):
     set_default_dtype(d)
 
 
-_INTEROP = {"threads": None}
+_INTEROP: dict = {"threads": None}
 
 
 def get_num_interop_threads():
@@ -522,16 +522,26 @@ def _float_power_check(self):
                                "result requires dtype pylucid.float64")
 
 
+def _is_signed_method(self):
+    return is_signed(self)
+
+
+def _split_with_sizes_method(self, split_sizes, dim=0):
+    return split_with_sizes(self, split_sizes, dim)
+
+
+_is_signed_method.__doc__ = is_signed.__doc__
+_split_with_sizes_method.__doc__ = split_with_sizes.__doc__
+
+
 def _attach():
     from . import special  # noqa: PLC0415
 
-    Tensor.is_signed = lambda self: is_signed(self)
-    Tensor.is_signed.__doc__ = is_signed.__doc__
-    Tensor.split_with_sizes = lambda self, split_sizes, dim=0: split_with_sizes(self, split_sizes, dim)
-    Tensor.split_with_sizes.__doc__ = split_with_sizes.__doc__
+    methods = {"is_signed": _is_signed_method, "split_with_sizes": _split_with_sizes_method,
+               "copysign_": _inplace_method(copysign, "copysign_"), "ldexp_": _inplace_method(ldexp, "ldexp_"),
+               "xlogy_": _inplace_method(special.xlogy, "xlogy_"),
+               "float_power_": _inplace_method(special.float_power, "float_power_", _float_power_check)}
     for fn in (select_scatter, slice_scatter, diagonal_scatter, copysign, ldexp, frexp):
-        setattr(Tensor, fn.__name__, fn)
-    Tensor.copysign_ = _inplace_method(copysign, "copysign_")
-    Tensor.ldexp_ = _inplace_method(ldexp, "ldexp_")
-    Tensor.xlogy_ = _inplace_method(special.xlogy, "xlogy_")
-    Tensor.float_power_ = _inplace_method(special.float_power, "float_power_", _float_power_check)
+        methods[fn.__name__] = fn
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)

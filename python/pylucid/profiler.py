@@ -21,7 +21,7 @@ accepted and ignored.
 ...     with record_function("my_block"):
 ...         y = pylucid.ones(4, 4) @ pylucid.ones(4, 4)
 >>> sorted(e.key for e in prof.key_averages())
-['__matmul__', 'my_block', 'ones']
+['__matmul__', 'lucid::full', 'my_block', 'ones']
 """
 import builtins
 import enum
@@ -207,7 +207,7 @@ class EventList(list):
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
         """One ``FunctionEventAvg`` per event name, in first-seen order."""
-        avgs = {}
+        avgs: dict = {}
         for e in self:
             avgs.setdefault(e.key, FunctionEventAvg(e.key)).add(e)
         return EventList(avgs.values())
@@ -220,7 +220,7 @@ class EventList(list):
 # ---- recording --------------------------------------------------------------------------------
 
 _local = threading.local()
-_ACTIVE = []  # the recording profilers (innermost last); the wrappers read it on every call
+_ACTIVE: list = []  # the recording profilers (innermost last); the wrappers read it on every call
 _LOCK = threading.Lock()
 
 
@@ -291,7 +291,7 @@ def _timed(name, fn):
             return fn(*args, **kwargs)
         finally:
             _close(opened)
-    wrapper._profiled = fn
+    wrapper._profiled = fn  # type: ignore[attr-defined]
     return wrapper
 
 

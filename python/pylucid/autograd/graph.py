@@ -176,7 +176,9 @@ def _register_post_accumulate_grad_hook(self, hook):
 
     >>> import pylucid
     >>> w = pylucid.tensor([1.0], requires_grad=True)
-    >>> h = w.register_post_accumulate_grad_hook(lambda p: p.data.sub_(0.5 * p.grad))
+    >>> def sgd_step(p):
+    ...     p.data.sub_(0.5 * p.grad)
+    >>> h = w.register_post_accumulate_grad_hook(sgd_step)
     >>> (w * 2).sum().backward(); w
     tensor([0.], requires_grad=True)
     """
@@ -198,7 +200,7 @@ def _register_post_accumulate_grad_hook(self, hook):
 
     hid = _C._add_tensor_hook(self, pre)
     _POST["live"] += 1
-    removed = []
+    removed: list = []
 
     def remove():
         if not removed:
@@ -215,4 +217,4 @@ def _checked(hook):
     return run
 
 
-Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
+setattr(Tensor, "register_post_accumulate_grad_hook", _register_post_accumulate_grad_hook)

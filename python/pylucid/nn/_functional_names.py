@@ -34,7 +34,7 @@ def _rrelu_out(input, lower, upper, training, generator):
         noise[neg] = u * (upper - lower) + lower
     # NOTE: the slope is drawn in float64 and rounded to the input dtype before the product, as
     # PyTorch's kernel does; the output is input * noise, so the gradient is the noise itself.
-    return input * _C._from_numpy(np.ascontiguousarray(noise)).to(input.dtype)
+    return input * _C._from_numpy(np.array(noise, order="C")).to(input.dtype)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False, *, generator=None) -> Tensor:

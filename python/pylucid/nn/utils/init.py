@@ -28,7 +28,7 @@ def skip_init(module_cls, *args, **kwargs):
     final_device = kwargs.pop("device", "cpu")
     state = _random.get_rng_state()
     try:
-        module = module_cls(*args, device=final_device, **kwargs)
+        module = module_cls(*args, device=final_device, **kwargs)  # type: ignore[call-arg]
     finally:
         _random.set_rng_state(state)
     return module

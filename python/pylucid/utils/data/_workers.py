@@ -15,6 +15,7 @@ import copy
 import dataclasses
 import random
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +34,8 @@ class WorkerInfo:
     id: int
     num_workers: int
     seed: int
-    dataset: object
-    rng: object = None
+    dataset: Any
+    rng: Any = None
     worker_method: str = "multiprocessing"
 
 
