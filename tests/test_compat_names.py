@@ -6,11 +6,10 @@ import sys
 import warnings
 
 import numpy as np
-import pytest
-
 import pylucid
-import pylucid.nn as nn
 import pylucid.nn.functional as F
+import pytest
+from pylucid import nn
 from pylucid.autograd import gradcheck
 
 try:
@@ -641,10 +640,9 @@ def test_profiler_times_calls_and_ranges():
 
     x = pylucid.randn(64, 64)
     original = pylucid.Tensor.__matmul__
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        with record_function("block"):
-            for _ in range(3):
-                y = (x @ x).relu().sum()
+    with profile(activities=[ProfilerActivity.CPU]) as prof, record_function("block"):
+        for _ in range(3):
+            y = (x @ x).relu().sum()
     assert pylucid.Tensor.__matmul__ is original
     avg = {e.key: e for e in prof.key_averages()}
     assert avg["__matmul__"].count == 3 and avg["block"].count == 1 and avg["relu"].count == 3

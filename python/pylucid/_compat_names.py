@@ -26,14 +26,41 @@ import numpy as _np
 from . import _C
 from ._C import Tensor, dtype
 
-__all__ = ["unravel_index", "scalar_tensor", "is_same_size", "is_signed", "split_with_sizes", "select_scatter",
-           "slice_scatter", "diagonal_scatter", "copysign", "ldexp", "frexp", "hann_window", "hamming_window",
-           "bartlett_window", "blackman_window", "kaiser_window", "set_default_tensor_type",
-           "get_num_interop_threads", "set_num_interop_threads", "nan_to_num_", "is_autocast_enabled",
-           "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype", "is_autocast_cpu_enabled",
-           "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype",
-           "set_autocast_gpu_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
-           "clear_autocast_cache"]
+__all__ = [
+    "bartlett_window",
+    "blackman_window",
+    "clear_autocast_cache",
+    "copysign",
+    "diagonal_scatter",
+    "frexp",
+    "get_autocast_cpu_dtype",
+    "get_autocast_dtype",
+    "get_autocast_gpu_dtype",
+    "get_num_interop_threads",
+    "hamming_window",
+    "hann_window",
+    "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled",
+    "is_autocast_enabled",
+    "is_same_size",
+    "is_signed",
+    "kaiser_window",
+    "ldexp",
+    "nan_to_num_",
+    "scalar_tensor",
+    "select_scatter",
+    "set_autocast_cache_enabled",
+    "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+    "set_autocast_gpu_dtype",
+    "set_default_tensor_type",
+    "set_num_interop_threads",
+    "slice_scatter",
+    "split_with_sizes",
+    "unravel_index",
+]
 
 
 def _t(x, op, name="input"):
@@ -43,7 +70,7 @@ def _t(x, op, name="input"):
 
 
 def _default_float():
-    from ._tensor import get_default_dtype  # noqa: PLC0415
+    from ._tensor import get_default_dtype
 
     return get_default_dtype()
 
@@ -80,8 +107,8 @@ def unravel_index(indices, shape):
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
     """A 0-d tensor holding the number ``s``, in the default float dtype unless ``dtype`` is given
     (so ``scalar_tensor(3)`` is ``tensor(3.)``, as PyTorch)."""
-    from ._device import _check_device  # noqa: PLC0415
-    from ._tensor import full  # noqa: PLC0415
+    from ._device import _check_device
+    from ._tensor import full
 
     _check_device(device, "scalar_tensor")
     if isinstance(s, Tensor):
@@ -167,7 +194,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 # ---- sign and exponent ------------------------------------------------------------------------
 
 def _float_operand(x, ref):
-    from ._tensor import tensor  # noqa: PLC0415
+    from ._tensor import tensor
 
     if isinstance(x, Tensor):
         return x
@@ -230,7 +257,7 @@ def frexp(input):
 # ---- window functions -------------------------------------------------------------------------
 
 def _window_args(op, window_length, dtype_, device, layout):
-    from ._device import _check_device  # noqa: PLC0415
+    from ._device import _check_device
 
     _check_device(device, op)
     if isinstance(window_length, bool) or not isinstance(window_length, (int, _np.integer)):
@@ -250,7 +277,7 @@ def _finish_window(w, requires_grad):
 
 
 def _trivial_window(n, d, requires_grad):
-    from ._tensor import ones  # noqa: PLC0415
+    from ._tensor import ones
 
     return _finish_window(ones(n, dtype=d), requires_grad)
 
@@ -259,7 +286,7 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
                    pin_memory=False, requires_grad=False, _name="hamming_window"):
     """``alpha - beta * cos(2 pi n / (N - 1))``; ``periodic=True`` computes N + 1 points and
     drops the last (for spectral analysis), ``False`` gives the symmetric window."""
-    from ._tensor import arange  # noqa: PLC0415
+    from ._tensor import arange
 
     n, d = _window_args(_name, window_length, dtype, device, layout)
     if n <= 1:
@@ -285,7 +312,7 @@ def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
     """The triangular window ``1 - |2n / (N - 1) - 1|``."""
-    from ._tensor import arange  # noqa: PLC0415
+    from ._tensor import arange
 
     n, d = _window_args("bartlett_window", window_length, dtype, device, layout)
     if n <= 1:
@@ -300,7 +327,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
     """``0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))``."""
-    from ._tensor import arange  # noqa: PLC0415
+    from ._tensor import arange
 
     n, d = _window_args("blackman_window", window_length, dtype, device, layout)
     if n <= 1:
@@ -330,8 +357,8 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
 def set_default_tensor_type(t):
     """Deprecated in PyTorch (use ``set_default_dtype``): ``t`` is a legacy floating tensor type
     (``pylucid.DoubleTensor``) or its name (``"torch.FloatTensor"``); sets the default dtype."""
-    from . import _compat  # noqa: PLC0415
-    from ._tensor import set_default_dtype  # noqa: PLC0415
+    from . import _compat
+    from ._tensor import set_default_dtype
 
     _warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
                    "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
@@ -496,7 +523,7 @@ def _check_inplace_dtype(self, result, name):
 
 
 def _inplace_method(fn, name, check=None):
-    from . import _compat  # noqa: PLC0415
+    from . import _compat
 
     wrapped = _compat._inplace(fn, name)
 
@@ -535,7 +562,7 @@ _split_with_sizes_method.__doc__ = split_with_sizes.__doc__
 
 
 def _attach():
-    from . import special  # noqa: PLC0415
+    from . import special
 
     methods = {"is_signed": _is_signed_method, "split_with_sizes": _split_with_sizes_method,
                "copysign_": _inplace_method(copysign, "copysign_"), "ldexp_": _inplace_method(ldexp, "ldexp_"),

@@ -32,8 +32,15 @@ import time
 
 from . import _C
 
-__all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
-           "tensorboard_trace_handler", "supported_activities"]
+__all__ = [
+    "ProfilerAction",
+    "ProfilerActivity",
+    "profile",
+    "record_function",
+    "schedule",
+    "supported_activities",
+    "tensorboard_trace_handler",
+]
 
 
 class ProfilerActivity(enum.Enum):
@@ -253,7 +260,7 @@ def _close(opened):
             stack.pop()
 
 
-class record_function:  # noqa: N801  (PyTorch's name)
+class record_function:
     """Names a range of code in the profile (context manager or decorator)."""
 
     def __init__(self, name, args=None):
@@ -297,15 +304,7 @@ def _timed(name, fn):
 
 # Tensor attributes that are not operations (metadata, conversions to Python, object protocol);
 # wrapping them would only add noise or break the object model.
-_SKIP_METHODS = frozenset("""
-__init__ __new__ __getattribute__ __getattr__ __setattr__ __delattr__ __dir__ __reduce__ __reduce_ex__
-__getstate__ __setstate__ __init_subclass__ __subclasshook__ __class_getitem__ __sizeof__ __format__
-__repr__ __str__ __hash__ __len__ __iter__ __bool__ __array__ __array_wrap__ __dlpack__ __dlpack_device__
-__index__ __int__ __float__ __complex__ __contains__ __deepcopy__ __copy__ __class__
-size dim ndimension numel nelement element_size stride storage_offset data_ptr is_contiguous
-is_floating_point is_complex is_signed tolist item numpy type register_hook retain_grad requires_grad_
-register_post_accumulate_grad_hook _version
-""".split())
+_SKIP_METHODS = frozenset(["__init__", "__new__", "__getattribute__", "__getattr__", "__setattr__", "__delattr__", "__dir__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__init_subclass__", "__subclasshook__", "__class_getitem__", "__sizeof__", "__format__", "__repr__", "__str__", "__hash__", "__len__", "__iter__", "__bool__", "__array__", "__array_wrap__", "__dlpack__", "__dlpack_device__", "__index__", "__int__", "__float__", "__complex__", "__contains__", "__deepcopy__", "__copy__", "__class__", "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset", "data_ptr", "is_contiguous", "is_floating_point", "is_complex", "is_signed", "tolist", "item", "numpy", "type", "register_hook", "retain_grad", "requires_grad_", "register_post_accumulate_grad_hook", "_version"])
 
 
 # Functions of the C++ module that read or set state rather than compute.
@@ -371,7 +370,7 @@ class _Patcher:
 _PATCHER = _Patcher()
 
 
-class profile:  # noqa: N801
+class profile:
     """Times pylucid calls and ``record_function`` ranges while active (see the module docstring).
 
     Args:

@@ -38,7 +38,7 @@ from .. import _C
 from .._C import Tensor
 from .hooks import RemovableHandle
 
-__all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "Node"]
+__all__ = ["Node", "disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
 
 Node = _C.Node
 
@@ -58,7 +58,7 @@ def _pack_hooks():
     return s[-1] if s else None
 
 
-class saved_tensors_hooks:  # noqa: N801  (PyTorch's name)
+class saved_tensors_hooks:
     """Context manager: tensors saved by custom Functions go through ``pack_hook`` when saved
     and ``unpack_hook`` when read back (see the module docstring)."""
 
@@ -80,7 +80,7 @@ class saved_tensors_hooks:  # noqa: N801  (PyTorch's name)
         return False
 
 
-class save_on_cpu(saved_tensors_hooks):  # noqa: N801
+class save_on_cpu(saved_tensors_hooks):
     """PyTorch's hooks that move saved tensors to (pinned) CPU memory. pylucid's tensors live on
     the CPU, so the saved tensor is kept as it is."""
 
@@ -88,7 +88,7 @@ class save_on_cpu(saved_tensors_hooks):  # noqa: N801
         super().__init__(lambda t: t, lambda t: t)
 
 
-class disable_saved_tensors_hooks:  # noqa: N801
+class disable_saved_tensors_hooks:
     """Context manager (or decorator) inside which entering ``saved_tensors_hooks`` raises
     ``LucidError(error_message)``."""
 
@@ -117,7 +117,7 @@ class disable_saved_tensors_hooks:  # noqa: N801
 class _Packed:
     """A saved slot holding ``pack_hook``'s result and the matching ``unpack_hook``."""
 
-    __slots__ = ("value", "unpack")
+    __slots__ = ("unpack", "value")
 
     def __init__(self, value, unpack):
         self.value, self.unpack = value, unpack
@@ -196,7 +196,6 @@ def _register_post_accumulate_grad_hook(self, hook):
         q = _pending()
         if q is not None:
             q.append((key, ref, _checked(hook)))
-        return None
 
     hid = _C._add_tensor_hook(self, pre)
     _POST["live"] += 1
@@ -217,4 +216,4 @@ def _checked(hook):
     return run
 
 
-setattr(Tensor, "register_post_accumulate_grad_hook", _register_post_accumulate_grad_hook)
+Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook

@@ -19,7 +19,7 @@ from .._C import Tensor
 from ._functional_act_ext import _can_write
 from ._functional_spatial import _feature_dropout
 
-__all__ = ["rrelu", "rrelu_", "dropout3d"]
+__all__ = ["dropout3d", "rrelu", "rrelu_"]
 
 
 def _rrelu_out(input, lower, upper, training, generator):

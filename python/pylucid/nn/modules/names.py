@@ -11,7 +11,7 @@ from .container import ModuleList, Sequential
 from .dropout import _DropoutNd
 from .linear import Linear
 
-__all__ = ["RReLU", "Dropout3d", "AdaptiveLogSoftmaxWithLoss"]
+__all__ = ["AdaptiveLogSoftmaxWithLoss", "Dropout3d", "RReLU"]
 
 
 class RReLU(Module):

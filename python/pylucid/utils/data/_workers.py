@@ -21,7 +21,7 @@ import numpy as np
 
 from ... import _random as _rng
 
-__all__ = ["WorkerInfo", "get_worker_info", "Pool"]
+__all__ = ["Pool", "WorkerInfo", "get_worker_info"]
 
 _current = threading.local()
 
