@@ -216,4 +216,4 @@ def _checked(hook):
     return run
 
 
-Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
+setattr(Tensor, "register_post_accumulate_grad_hook", _register_post_accumulate_grad_hook)  # noqa: B010 (mypy: Tensor is a stub class)
