@@ -669,3 +669,29 @@ def test_profiler_times_calls_and_ranges():
     with profile() as prof2:
         f()
     assert "decorated" in [e.key for e in prof2.key_averages()]
+
+
+# ---- gaps the tutorial programs found ---------------------------------------------------------
+
+def test_range_indexes_like_a_list():
+    """Guards against x[range(n), target] (the nn tutorial's nll) being refused."""
+    x = pylucid.arange(12.0).reshape(3, 4)
+    t = pylucid.tensor([1, 0, 3])
+    assert x[range(3), t].tolist() == [1.0, 4.0, 11.0]
+    assert x[range(1, 3)].tolist() == x[[1, 2]].tolist()
+    y = pylucid.zeros(3, 4)
+    y[range(3), t] = 1.0
+    assert y.sum().item() == 3.0
+
+
+def test_steplr_takes_a_float_step_size():
+    """Guards against StepLR(optimizer, 1.0, gamma=0.95), as the transformer tutorial writes it,
+    being refused."""
+    opt = pylucid.optim.SGD([pylucid.ones(1, requires_grad=True)], lr=1.0)
+    sched = pylucid.optim.lr_scheduler.StepLR(opt, 1.0, gamma=0.5)
+    opt.step()
+    sched.step()
+    sched.step()
+    assert sched.get_last_lr() == [0.25]
+    with pytest.raises(RuntimeError, match="step_size"):
+        pylucid.optim.lr_scheduler.StepLR(opt, 0)
