@@ -695,3 +695,165 @@ def test_steplr_takes_a_float_step_size():
     assert sched.get_last_lr() == [0.25]
     with pytest.raises(RuntimeError, match="step_size"):
         pylucid.optim.lr_scheduler.StepLR(opt, 0)
+
+
+# ---- the smaller names the scan against torch's namespaces found ------------------------------
+
+def test_constants_and_real_tensor_helpers():
+    """Guards against torch.pi-style constants missing and the complex helpers misbehaving on real tensors."""
+    import math
+    assert pylucid.pi == math.pi and pylucid.e == math.e and pylucid.inf == math.inf and pylucid.newaxis is None
+    assert math.isnan(pylucid.nan)
+    x = pylucid.tensor([1.0, -2.0, 0.0])
+    assert pylucid.conj(x) is x and x.conj() is x and pylucid.resolve_conj(x) is x and pylucid.real(x) is x
+    assert not x.is_conj() and not x.is_neg() and x.isreal().all()
+    assert pylucid.conj_physical(x) is not x and pylucid.conj_physical(x).tolist() == x.tolist()
+    with pytest.raises(RuntimeError, match="non-complex"):
+        pylucid.imag(x)
+    assert x.get_device() == -1 and pylucid.typename(x) == "torch.FloatTensor"
+    assert not (x.is_sparse or x.is_quantized or x.is_meta or x.is_nested or x.is_inference() or x.is_pinned())
+    with pytest.raises(RuntimeError, match="accelerator"):
+        x.pin_memory()
+    assert pylucid.frombuffer(bytearray(np.array([1.5, 2.0], np.float32).tobytes()), dtype=pylucid.float32).tolist() \
+        == [1.5, 2.0]
+    assert [t.tolist() for t in pylucid.unsafe_split(pylucid.arange(4), 2)] == [[0, 1], [2, 3]]
+    assert pylucid.empty_permuted((2, 3), (1, 0)).shape == (2, 3)
+
+
+@needs_torch
+def test_heaviside_and_new_inplace_forms_match_torch():
+    """Guards against the in-place methods and torch.<op>_ functions computing something else than the op."""
+    x = np.array([-1.5, 0.0, 2.0, 0.0], np.float32)
+    v = np.array([0.5, 0.25, 0.5, 0.75], np.float32)
+    _close(pylucid.heaviside(pylucid.tensor(x), pylucid.tensor(v)), torch.heaviside(torch.tensor(x), torch.tensor(v)))
+    for name, args in (("sigmoid_", ()), ("clip_", (0.0, 1.0)), ("exp_", ()), ("square_", ()), ("zero_", ())):
+        a, b = pylucid.tensor(x), torch.tensor(x)
+        assert getattr(pylucid, name)(a, *args) is a
+        getattr(torch, name)(b, *args)
+        _close(a, b)
+    for name, args in (("i0_", ()), ("sinc_", ()), ("lgamma_", ()), ("digamma_", ()), ("polygamma_", (1,))):
+        a, b = pylucid.tensor(x + 3), torch.tensor(x + 3)
+        getattr(a, name)(*args)
+        getattr(b, name)(*args)
+        _close(a, b, 1e-5)
+    a, b = pylucid.tensor([6, 4]), torch.tensor([6, 4])
+    a.gcd_(pylucid.tensor([4, 6]))
+    b.gcd_(torch.tensor([4, 6]))
+    assert a.tolist() == b.tolist()
+    m = pylucid.zeros(2)
+    m.addmv_(pylucid.ones(2, 3), pylucid.ones(3))
+    assert m.tolist() == [3.0, 3.0]
+
+
+@needs_torch
+def test_distributed_sampler_matches_torch():
+    """Guards against the per-replica shard, padding or epoch shuffle differing from PyTorch's."""
+    for kw in ({"shuffle": True, "seed": 0}, {"shuffle": False}, {"shuffle": False, "drop_last": True},
+               {"shuffle": True, "seed": 3, "drop_last": True}):
+        for rank in range(3):
+            a = pylucid.utils.data.DistributedSampler(range(10), num_replicas=3, rank=rank, **kw)
+            b = torch.utils.data.DistributedSampler(range(10), num_replicas=3, rank=rank, **kw)
+            for epoch in range(2):
+                a.set_epoch(epoch)
+                b.set_epoch(epoch)
+                assert list(a) == list(b) and len(a) == len(b)
+    with pytest.raises(ValueError, match="process group"):
+        pylucid.utils.data.DistributedSampler(range(4))
+    with pytest.raises(ValueError, match="Invalid rank"):
+        pylucid.utils.data.DistributedSampler(range(4), num_replicas=2, rank=2)
+
+
+@needs_torch
+def test_linalg_tensor_functions_match_torch_and_gradcheck():
+    """Guards against tensorinv/tensorsolve reshaping in the wrong order."""
+    A = np.random.RandomState(0).randn(4, 2, 2)
+    _close(pylucid.linalg.tensorinv(pylucid.tensor(A), ind=1), torch.linalg.tensorinv(torch.tensor(A), ind=1), 1e-10)
+    A2, B = np.random.RandomState(1).randn(2, 3, 6), np.random.RandomState(2).randn(2, 3)
+    _close(pylucid.linalg.tensorsolve(pylucid.tensor(A2), pylucid.tensor(B)),
+           torch.linalg.tensorsolve(torch.tensor(A2), torch.tensor(B)), 1e-10)
+    A3 = np.random.RandomState(3).randn(6, 2, 3)
+    _close(pylucid.linalg.tensorsolve(pylucid.tensor(A3), pylucid.tensor(B), dims=(0,)),
+           torch.linalg.tensorsolve(torch.tensor(A3), torch.tensor(B), dims=(0,)), 1e-10)
+    x = np.array([1.0, 2.0, 3.0])
+    _close(pylucid.linalg.vander(pylucid.tensor(x), N=4), torch.linalg.vander(torch.tensor(x), N=4))
+    assert gradcheck(lambda a: pylucid.linalg.tensorinv(a, ind=1), (pylucid.tensor(A, requires_grad=True),))
+    res, info = pylucid.linalg.solve_ex(pylucid.eye(2), pylucid.ones(2))
+    assert res.tolist() == [1.0, 1.0] and info.item() == 0
+    with pytest.raises(RuntimeError, match="greater than 1"):
+        pylucid.linalg.vander(pylucid.tensor(x), N=1)
+
+
+@needs_torch
+def test_pad3d_modules_match_torch():
+    """Guards against the 3-d padding layers padding the wrong dims."""
+    x = np.arange(16.0, dtype=np.float32).reshape(1, 2, 2, 2, 2)
+    for name, args in (("ReflectionPad3d", (1,)), ("ReplicationPad3d", ((1, 0, 2, 1, 0, 1),)),
+                       ("CircularPad3d", (1,)), ("ZeroPad3d", (1,)), ("ConstantPad3d", ((1, 0, 0, 1, 1, 0), 2.5))):
+        a, b = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+        _close(a(pylucid.tensor(x)), b(torch.tensor(x)))
+        assert repr(a) == repr(b)
+
+
+def test_module_to_empty_set_submodule_compile():
+    """Guards against to_empty replacing the Parameter objects, and set_submodule missing nested paths."""
+    m = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.Linear(2, 3)))
+    w = m[0].weight
+    assert m.to_empty(device="cpu") is m and m[0].weight is w
+    m.set_submodule("1.0", nn.Linear(2, 5))
+    assert m[1][0].out_features == 5
+    with pytest.raises(AttributeError):
+        m.set_submodule("1.7", nn.Linear(2, 5), strict=True)
+    with pytest.raises(ValueError, match="not an nn.Module"):
+        m.set_submodule("0", 3)
+    assert m.compile() is None
+    p = pylucid.ones(2, requires_grad=True)
+    (p * 4).sum().backward()
+    nn.utils.clip_grads_with_norm_([p], 1.0, nn.utils.get_total_norm([p.grad]))
+    assert abs(float(p.grad.norm()) - 1.0) < 1e-5
+
+
+@needs_torch
+def test_func_transforms_match_torch():
+    """Guards against functional_call leaking the substituted tensors into the module, and the
+    func transforms (grad of grad, jacrev, hessian, vjp) giving other values than torch.func."""
+    from pylucid.func import functional_call, grad, hessian, jacrev, vjp
+    pylucid.manual_seed(0)
+    torch.manual_seed(0)
+    m1 = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
+    m2 = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 1))
+    xs = np.random.RandomState(0).randn(5, 3).astype(np.float32)
+    ys = np.random.RandomState(1).randn(5, 1).astype(np.float32)
+
+    def loss(M, model, call):
+        def f(params, x, y):
+            return ((call(model, params, (x,)) - y) ** 2).mean()
+        return f
+    p1 = {k: v.detach() for k, v in m1.named_parameters()}
+    p2 = {k: v.detach() for k, v in m2.named_parameters()}
+    f1, f2 = loss(pylucid, m1, functional_call), loss(torch, m2, torch.func.functional_call)
+    g1 = grad(f1)(p1, pylucid.tensor(xs), pylucid.tensor(ys))
+    g2 = torch.func.grad(f2)(p2, torch.tensor(xs), torch.tensor(ys))
+    for k in g2:
+        _close(g1[k], g2[k], 1e-5)
+        assert g1[k].grad_fn is None
+
+    def maml(f, M):
+        def outer(params, x, y):
+            gi = grad(f)(params, x, y) if M is pylucid else torch.func.grad(f)(params, x, y)
+            return f({k: p - 0.1 * gi[k] for k, p in params.items()}, x, y)
+        return outer
+    o1 = grad(maml(f1, pylucid))(p1, pylucid.tensor(xs), pylucid.tensor(ys))
+    o2 = torch.func.grad(maml(f2, torch))(p2, torch.tensor(xs), torch.tensor(ys))
+    for k in o2:
+        _close(o1[k], o2[k], 1e-5)
+    assert m1[0].weight is not p1["0.weight"] and isinstance(m1[0].weight, nn.Parameter)
+    t = np.array([1.0, 2.0], np.float32)
+    _close(jacrev(pylucid.sin)(pylucid.tensor(t)), torch.func.jacrev(torch.sin)(torch.tensor(t)))
+    _close(hessian(lambda v: (v ** 2 * v[0]).sum())(pylucid.tensor(t)),
+           torch.func.hessian(lambda v: (v ** 2 * v[0]).sum())(torch.tensor(t)))
+    _, fn = vjp(pylucid.sin, pylucid.tensor(t))
+    _close(fn(pylucid.ones(2))[0], np.cos(t))
+    with pytest.warns(FutureWarning):
+        nn.utils.stateless.functional_call(m1, p1, (pylucid.tensor(xs),))
+    with pytest.raises(RuntimeError, match="scalar"):
+        grad(lambda v: v * 2)(pylucid.ones(2))

@@ -60,6 +60,10 @@ __all__ = [
     "slice_scatter",
     "split_with_sizes",
     "unravel_index",
+    "pi", "e", "inf", "nan", "newaxis", "heaviside", "conj", "conj_physical", "resolve_conj", "resolve_neg",
+    "is_conj", "is_neg", "real", "imag", "isreal", "get_device", "typename", "is_storage", "frombuffer",
+    "to_dlpack", "empty_permuted", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
+    "set_warn_always", "is_warn_always_enabled", "selu_", "celu_", "threshold_",
 ]
 
 
@@ -514,6 +518,208 @@ def clear_autocast_cache():
     """Nothing to clear: pylucid's autocast keeps no cache of casted weights."""
 
 
+# ---- constants, real-tensor forms of the complex helpers, small utilities ------------------------
+
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+
+def heaviside(input, values):
+    """The Heaviside step: 0 where ``input < 0``, 1 where ``input > 0`` and ``values`` where it is 0."""
+    _t(input, "heaviside")
+    _t(values, "heaviside", "values")
+    if input.dtype != values.dtype:
+        raise _C.DtypeMismatch(f"heaviside is not yet implemented for tensors with different dtypes, got "
+                               f"{input.dtype!r} and {values.dtype!r}")
+    step = (input > 0).to(input.dtype)
+    return _C.where(input == 0, values.to(input.dtype), step)
+
+
+def conj(input):
+    """``input`` itself: pylucid's tensors are real, so conjugation changes nothing."""
+    return _t(input, "conj")
+
+
+def conj_physical(input):
+    """A copy of ``input`` (real tensors are their own conjugate)."""
+    return _t(input, "conj_physical").clone()
+
+
+def resolve_conj(input):
+    """``input`` itself (no lazy conjugation on real tensors)."""
+    return _t(input, "resolve_conj")
+
+
+def resolve_neg(input):
+    """``input`` itself (no lazy negation bit)."""
+    return _t(input, "resolve_neg")
+
+
+def is_conj(input):
+    """False: no tensor carries a conjugation bit."""
+    _t(input, "is_conj")
+    return False
+
+
+def is_neg(input):
+    """False: no tensor carries a negation bit."""
+    _t(input, "is_neg")
+    return False
+
+
+def real(input):
+    """The real part of a real tensor: the tensor itself."""
+    return _t(input, "real")
+
+
+def imag(input):
+    """Refused, as PyTorch refuses it for real tensors (pylucid has no complex dtypes)."""
+    _t(input, "imag")
+    raise _C.LucidError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+def isreal(input):
+    """All True: every value of a real tensor is real."""
+    from ._tensor import ones  # noqa: PLC0415
+
+    return ones(*_t(input, "isreal").shape, dtype=dtype.bool)
+
+
+def get_device(input):
+    """-1, PyTorch's answer for a CPU tensor."""
+    _t(input, "get_device")
+    return -1
+
+
+def typename(obj):
+    """PyTorch's type name: ``'torch.FloatTensor'`` style for tensors, the qualified class name otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type().replace("pylucid.", "torch.")
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in ("builtins", None) else f"{module}.{name}"
+
+
+def is_storage(obj):
+    """False: pylucid exposes no storage objects."""
+    return False
+
+
+def frombuffer(buffer, *, dtype=None, count=-1, offset=0, requires_grad=False):
+    """A 1-d tensor over the bytes of ``buffer`` (an object with the buffer protocol). NOTE:
+    PyTorch shares the buffer's memory; pylucid copies it (its tensors own their storage)."""
+    import numpy as np  # noqa: PLC0415
+
+    d = dtype or _default_float()
+    np_dtype = {dtype_.float32: np.float32, dtype_.float64: np.float64, dtype_.int64: np.int64,
+                dtype_.bool: np.bool_, dtype_.float16: np.float16}.get(d) if isinstance(d, _C.dtype) else None
+    if np_dtype is None:
+        raise _C.DtypeMismatch(f"frombuffer: dtype {d!r} is not supported (float16, float32, float64, int64, bool)")
+    arr = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset)
+    if arr.size == 0:
+        raise _C.ShapeMismatch("both buffer length (0) and count (-1) must not be 0")
+    out = _C._from_numpy(arr.copy())
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+dtype_ = dtype
+
+
+def to_dlpack(tensor):
+    """A DLPack capsule of ``tensor`` (``tensor.__dlpack__()``)."""
+    return _t(tensor, "to_dlpack").__dlpack__()
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """An uninitialised tensor of ``size``; the requested physical order of dims is accepted, but
+    pylucid stores every tensor row-major, so the strides are the contiguous ones."""
+    from ._tensor import empty  # noqa: PLC0415
+
+    size = tuple(size)
+    if sorted(physical_layout) != list(range(len(size))):
+        raise _C.ShapeMismatch(f"empty_permuted: physical_layout {tuple(physical_layout)} is not a permutation of "
+                               f"the {len(size)} dims")
+    return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk`` (PyTorch's unsafe variant skips view tracking; pylucid's views are always safe)."""
+    return _t(input, "unsafe_chunk").chunk(chunks, dim)
+
+
+def unsafe_split(input, split_size_or_sections, dim=0):
+    """``split`` (see :func:`unsafe_chunk`)."""
+    return _t(input, "unsafe_split").split(split_size_or_sections, dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """``split_with_sizes`` (see :func:`unsafe_chunk`)."""
+    return split_with_sizes(input, split_sizes, dim)
+
+
+_WARN_ALWAYS = [False]
+
+
+def set_warn_always(b):
+    """Records PyTorch's "warn every time" flag (pylucid's warnings follow Python's filters)."""
+    _WARN_ALWAYS[0] = bool(b)
+
+
+def is_warn_always_enabled():
+    """The flag :func:`set_warn_always` recorded."""
+    return _WARN_ALWAYS[0]
+
+
+def selu_(input):
+    """In-place ``selu``."""
+    from .nn import functional as F  # noqa: PLC0415
+
+    return F.selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    """In-place ``celu``."""
+    from .nn import functional as F  # noqa: PLC0415
+
+    return F.celu(input, alpha, inplace=True)
+
+
+def threshold_(input, threshold, value):
+    """In-place ``threshold``."""
+    from .nn import functional as F  # noqa: PLC0415
+
+    return F.threshold(input, threshold, value, inplace=True)
+
+
+# Top-level in-place functions PyTorch spells ``torch.<op>_(input, ...)``: each calls the method.
+_TOP_LEVEL_INPLACE = ("abs_ acos_ acosh_ asin_ asinh_ atan_ atanh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ "
+                      "arctanh_ ceil_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ erf_ erfc_ exp2_ exp_ expm1_ "
+                      "fix_ floor_ frac_ i0_ log10_ log1p_ log2_ log_ logit_ neg_ negative_ rad2deg_ reciprocal_ "
+                      "round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ zero_ fill_ gcd_ "
+                      "lcm_ ldexp_ xlogy_ index_put_ addmv_").split()
+
+
+def _top_level_inplace(name):
+    def fn(input, *args, **kwargs):
+        return getattr(_t(input, name), name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``input.{name}(...)``: in place, returns ``input``."
+    return fn
+
+
+def install_top_level(namespace):
+    """Adds the ``torch.<op>_`` functions to ``namespace`` (pylucid's), for methods that exist."""
+    for name in _TOP_LEVEL_INPLACE:
+        if name not in namespace and hasattr(Tensor, name):
+            namespace[name] = _top_level_inplace(name)
+
+
 # ---- in-place methods -------------------------------------------------------------------------
 
 def _check_inplace_dtype(self, result, name):
@@ -561,6 +767,13 @@ _is_signed_method.__doc__ = is_signed.__doc__
 _split_with_sizes_method.__doc__ = split_with_sizes.__doc__
 
 
+def _pin_memory(self, device=None):
+    raise _C.LucidError("Cannot access accelerator device when none is available.")
+
+
+_pin_memory.__doc__ = "Refused as PyTorch refuses it without an accelerator (pinned memory is for device copies)."
+
+
 def _attach():
     from . import special
 
@@ -568,7 +781,30 @@ def _attach():
                "copysign_": _inplace_method(copysign, "copysign_"), "ldexp_": _inplace_method(ldexp, "ldexp_"),
                "xlogy_": _inplace_method(special.xlogy, "xlogy_"),
                "float_power_": _inplace_method(special.float_power, "float_power_", _float_power_check)}
-    for fn in (select_scatter, slice_scatter, diagonal_scatter, copysign, ldexp, frexp):
+    for fn in (select_scatter, slice_scatter, diagonal_scatter, copysign, ldexp, frexp, heaviside, conj,
+               conj_physical, resolve_conj, resolve_neg, is_conj, is_neg, isreal, get_device, is_same_size):
         methods[fn.__name__] = fn
+    methods["heaviside_"] = _inplace_method(heaviside, "heaviside_")
+    for name, fn in (("i0_", special.i0), ("sinc_", special.sinc), ("digamma_", special.digamma),
+                     ("lgamma_", special.lgamma)):
+        methods[name] = _inplace_method(fn, name)
+    methods["polygamma_"] = _inplace_method(lambda x, n: special.polygamma(n, x), "polygamma_")
+    methods["is_inference"] = lambda self: False
+    methods["is_pinned"] = lambda self, device=None: False
+    methods["pin_memory"] = _pin_memory
+    from . import _compat_more  # noqa: PLC0415
+    from ._math_linalg import addbmm, addmv, addr  # noqa: PLC0415
+
+    for name, fn in (("gcd_", _compat_more.gcd), ("lcm_", _compat_more.lcm), ("bitwise_and_", _compat_more.bitwise_and),
+                     ("bitwise_or_", _compat_more.bitwise_or), ("bitwise_xor_", _compat_more.bitwise_xor),
+                     ("bitwise_not_", _compat_more.bitwise_not),
+                     ("bitwise_left_shift_", _compat_more.bitwise_left_shift),
+                     ("bitwise_right_shift_", _compat_more.bitwise_right_shift),
+                     ("addmv_", addmv), ("addbmm_", addbmm), ("addr_", addr)):
+        methods[name] = _inplace_method(fn, name)
+    for flag in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_nested", "is_mps", "is_xpu", "is_mkldnn",
+                 "is_vulkan", "is_ipu", "is_xla", "is_mtia", "is_maia"):
+        if flag not in vars(Tensor):
+            methods[flag] = property(lambda self: False, doc="False: pylucid tensors are dense CPU tensors.")
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

@@ -177,3 +177,102 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         log_prob = self._get_full_log_prob(input[not_in_shortlist], head_output[not_in_shortlist])
         output[not_in_shortlist] = log_prob.argmax(dim=1)
         return output
+
+
+# ---- 3-d padding layers ------------------------------------------------------------------------
+
+from .padding import _ConstantPadNd, _PadNd  # noqa: E402
+
+
+class ConstantPad3d(_ConstantPadNd):
+    """Pads the last three dims with ``value``: an int, or ``(left, right, top, bottom, front, back)``.
+
+    >>> import pylucid
+    >>> ConstantPad3d(1, 2.0)(pylucid.zeros(1, 1, 1, 1)).shape
+    pylucid.Size([1, 3, 3, 3])
+    """
+
+    _dims = 3
+
+
+class ZeroPad3d(ConstantPad3d):
+    """Pads the last three dims with zeros."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ReflectionPad3d(_PadNd):
+    """Mirrors the last three dims of a 4-D or 5-D input without repeating the edge."""
+
+    _dims = 3
+    _mode = "reflect"
+
+
+class ReplicationPad3d(_PadNd):
+    """Repeats the edge values of the last three dims of a 4-D or 5-D input."""
+
+    _dims = 3
+    _mode = "replicate"
+
+
+class CircularPad3d(_PadNd):
+    """Wraps the last three dims of a 4-D or 5-D input around (periodic boundary)."""
+
+    _dims = 3
+    _mode = "circular"
+
+
+__all__ += ["ConstantPad3d", "ZeroPad3d", "ReflectionPad3d", "ReplicationPad3d", "CircularPad3d"]
+
+
+# ---- Module methods: to_empty, set_submodule, compile ---------------------------------------------
+
+def _to_empty(self, *, device=None, recurse=True):
+    """Replaces every parameter's and buffer's values with uninitialised memory of the same shape
+    and dtype (PyTorch's way to materialise a module built without initialisation); the
+    Parameter objects stay the same. Returns the module."""
+    from ..._device import _check_device
+    from ..._tensor import empty_like
+    from ...autograd.grad_mode import no_grad
+
+    _check_device(device, "to_empty")
+    mods = self.modules() if recurse else [self]
+    with no_grad():
+        for m in mods:
+            for reg in (m._parameters, m._buffers):
+                for t in reg.values():
+                    if t is not None:
+                        t.data = empty_like(t)
+    return self
+
+
+def _set_submodule(self, target, module, strict=False):
+    """Puts ``module`` at the dotted path ``target`` (``"encoder.layers.0"``); with ``strict`` the
+    attribute must exist already."""
+    if not isinstance(target, str):
+        raise _C.DtypeMismatch(f"set_submodule: target must be a str, got {type(target).__name__}")
+    if target == "":
+        raise ValueError("Cannot set the submodule without a target name!")
+    if not isinstance(module, Module):
+        raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+    parent_path, _, name = target.rpartition(".")
+    parent = self.get_submodule(parent_path)
+    if strict and not hasattr(parent, name):
+        raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+    if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+        raise AttributeError(f"`{name}` is not an nn.Module")
+    setattr(parent, name, module)
+
+
+def _compile(self, *args, **kwargs):
+    """PyTorch compiles ``forward`` in place; pylucid's ops are compiled C++ already, so this
+    changes nothing (as ``pylucid.compile`` returns its argument)."""
+
+
+for _name, _fn in (("to_empty", _to_empty), ("set_submodule", _set_submodule), ("compile", _compile)):
+    if _name not in vars(Module):
+        setattr(Module, _name, _fn)
