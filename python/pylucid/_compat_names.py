@@ -29,26 +29,46 @@ from ._C import Tensor, dtype
 __all__ = [
     "bartlett_window",
     "blackman_window",
+    "celu_",
     "clear_autocast_cache",
+    "conj",
+    "conj_physical",
     "copysign",
     "diagonal_scatter",
+    "e",
+    "empty_permuted",
     "frexp",
+    "frombuffer",
     "get_autocast_cpu_dtype",
     "get_autocast_dtype",
     "get_autocast_gpu_dtype",
+    "get_device",
     "get_num_interop_threads",
     "hamming_window",
     "hann_window",
+    "imag",
+    "inf",
     "is_autocast_cache_enabled",
     "is_autocast_cpu_enabled",
     "is_autocast_enabled",
+    "is_conj",
+    "is_neg",
     "is_same_size",
     "is_signed",
+    "is_storage",
+    "is_warn_always_enabled",
+    "isreal",
     "kaiser_window",
     "ldexp",
+    "nan",
     "nan_to_num_",
+    "pi",
+    "real",
+    "resolve_conj",
+    "resolve_neg",
     "scalar_tensor",
     "select_scatter",
+    "selu_",
     "set_autocast_cache_enabled",
     "set_autocast_cpu_dtype",
     "set_autocast_cpu_enabled",
@@ -57,13 +77,16 @@ __all__ = [
     "set_autocast_gpu_dtype",
     "set_default_tensor_type",
     "set_num_interop_threads",
+    "set_warn_always",
     "slice_scatter",
     "split_with_sizes",
+    "threshold_",
+    "to_dlpack",
+    "typename",
     "unravel_index",
-    "pi", "e", "inf", "nan", "newaxis", "heaviside", "conj", "conj_physical", "resolve_conj", "resolve_neg",
-    "is_conj", "is_neg", "real", "imag", "isreal", "get_device", "typename", "is_storage", "frombuffer",
-    "to_dlpack", "empty_permuted", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
-    "set_warn_always", "is_warn_always_enabled", "selu_", "celu_", "threshold_",
+    "unsafe_chunk",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
 ]
 
 
@@ -524,18 +547,6 @@ pi = _math.pi
 e = _math.e
 inf = _math.inf
 nan = _math.nan
-newaxis = None
-
-
-def heaviside(input, values):
-    """The Heaviside step: 0 where ``input < 0``, 1 where ``input > 0`` and ``values`` where it is 0."""
-    _t(input, "heaviside")
-    _t(values, "heaviside", "values")
-    if input.dtype != values.dtype:
-        raise _C.DtypeMismatch(f"heaviside is not yet implemented for tensors with different dtypes, got "
-                               f"{input.dtype!r} and {values.dtype!r}")
-    step = (input > 0).to(input.dtype)
-    return _C.where(input == 0, values.to(input.dtype), step)
 
 
 def conj(input):
@@ -583,7 +594,7 @@ def imag(input):
 
 def isreal(input):
     """All True: every value of a real tensor is real."""
-    from ._tensor import ones  # noqa: PLC0415
+    from ._tensor import ones
 
     return ones(*_t(input, "isreal").shape, dtype=dtype.bool)
 
@@ -611,14 +622,14 @@ def is_storage(obj):
 def frombuffer(buffer, *, dtype=None, count=-1, offset=0, requires_grad=False):
     """A 1-d tensor over the bytes of ``buffer`` (an object with the buffer protocol). NOTE:
     PyTorch shares the buffer's memory; pylucid copies it (its tensors own their storage)."""
-    import numpy as np  # noqa: PLC0415
+    import numpy as np
 
     d = dtype or _default_float()
     np_dtype = {dtype_.float32: np.float32, dtype_.float64: np.float64, dtype_.int64: np.int64,
                 dtype_.bool: np.bool_, dtype_.float16: np.float16}.get(d) if isinstance(d, _C.dtype) else None
     if np_dtype is None:
         raise _C.DtypeMismatch(f"frombuffer: dtype {d!r} is not supported (float16, float32, float64, int64, bool)")
-    arr = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset)
+    arr: np.ndarray = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset)
     if arr.size == 0:
         raise _C.ShapeMismatch("both buffer length (0) and count (-1) must not be 0")
     out = _C._from_numpy(arr.copy())
@@ -639,7 +650,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
                    pin_memory=False):
     """An uninitialised tensor of ``size``; the requested physical order of dims is accepted, but
     pylucid stores every tensor row-major, so the strides are the contiguous ones."""
-    from ._tensor import empty  # noqa: PLC0415
+    from ._tensor import empty
 
     size = tuple(size)
     if sorted(physical_layout) != list(range(len(size))):
@@ -678,31 +689,27 @@ def is_warn_always_enabled():
 
 def selu_(input):
     """In-place ``selu``."""
-    from .nn import functional as F  # noqa: PLC0415
+    from .nn import functional as F
 
     return F.selu(input, inplace=True)
 
 
 def celu_(input, alpha=1.0):
     """In-place ``celu``."""
-    from .nn import functional as F  # noqa: PLC0415
+    from .nn import functional as F
 
     return F.celu(input, alpha, inplace=True)
 
 
 def threshold_(input, threshold, value):
     """In-place ``threshold``."""
-    from .nn import functional as F  # noqa: PLC0415
+    from .nn import functional as F
 
     return F.threshold(input, threshold, value, inplace=True)
 
 
 # Top-level in-place functions PyTorch spells ``torch.<op>_(input, ...)``: each calls the method.
-_TOP_LEVEL_INPLACE = ("abs_ acos_ acosh_ asin_ asinh_ atan_ atanh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ "
-                      "arctanh_ ceil_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ erf_ erfc_ exp2_ exp_ expm1_ "
-                      "fix_ floor_ frac_ i0_ log10_ log1p_ log2_ log_ logit_ neg_ negative_ rad2deg_ reciprocal_ "
-                      "round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ zero_ fill_ gcd_ "
-                      "lcm_ ldexp_ xlogy_ index_put_ addmv_").split()
+_TOP_LEVEL_INPLACE = ["abs_", "acos_", "acosh_", "asin_", "asinh_", "atan_", "atanh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "ceil_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "i0_", "log10_", "log1p_", "log2_", "log_", "logit_", "neg_", "negative_", "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "zero_", "fill_", "gcd_", "lcm_", "ldexp_", "xlogy_", "index_put_", "addmv_"]
 
 
 def _top_level_inplace(name):
@@ -767,6 +774,16 @@ _is_signed_method.__doc__ = is_signed.__doc__
 _split_with_sizes_method.__doc__ = split_with_sizes.__doc__
 
 
+def _is_inference(self):
+    """False: pylucid has no inference tensors (``inference_mode`` is ``no_grad``)."""
+    return False
+
+
+def _is_pinned(self, device=None):
+    """False: there is no pinned memory without an accelerator."""
+    return False
+
+
 def _pin_memory(self, device=None):
     raise _C.LucidError("Cannot access accelerator device when none is available.")
 
@@ -781,26 +798,29 @@ def _attach():
                "copysign_": _inplace_method(copysign, "copysign_"), "ldexp_": _inplace_method(ldexp, "ldexp_"),
                "xlogy_": _inplace_method(special.xlogy, "xlogy_"),
                "float_power_": _inplace_method(special.float_power, "float_power_", _float_power_check)}
-    for fn in (select_scatter, slice_scatter, diagonal_scatter, copysign, ldexp, frexp, heaviside, conj,
+    for fn in (select_scatter, slice_scatter, diagonal_scatter, copysign, ldexp, frexp, conj,
                conj_physical, resolve_conj, resolve_neg, is_conj, is_neg, isreal, get_device, is_same_size):
         methods[fn.__name__] = fn
+    from ._math_misc import heaviside
+
     methods["heaviside_"] = _inplace_method(heaviside, "heaviside_")
     for name, fn in (("i0_", special.i0), ("sinc_", special.sinc), ("digamma_", special.digamma),
                      ("lgamma_", special.lgamma)):
         methods[name] = _inplace_method(fn, name)
     methods["polygamma_"] = _inplace_method(lambda x, n: special.polygamma(n, x), "polygamma_")
-    methods["is_inference"] = lambda self: False
-    methods["is_pinned"] = lambda self, device=None: False
+    methods["is_inference"] = _is_inference
+    methods["is_pinned"] = _is_pinned
     methods["pin_memory"] = _pin_memory
-    from . import _compat_more  # noqa: PLC0415
-    from ._math_linalg import addbmm, addmv, addr  # noqa: PLC0415
+    from . import _compat_more
+    from ._math_linalg import addbmm, addmv, addr
 
-    for name, fn in (("gcd_", _compat_more.gcd), ("lcm_", _compat_more.lcm), ("bitwise_and_", _compat_more.bitwise_and),
+    pairs: list = [("gcd_", _compat_more.gcd), ("lcm_", _compat_more.lcm), ("bitwise_and_", _compat_more.bitwise_and),
                      ("bitwise_or_", _compat_more.bitwise_or), ("bitwise_xor_", _compat_more.bitwise_xor),
                      ("bitwise_not_", _compat_more.bitwise_not),
                      ("bitwise_left_shift_", _compat_more.bitwise_left_shift),
                      ("bitwise_right_shift_", _compat_more.bitwise_right_shift),
-                     ("addmv_", addmv), ("addbmm_", addbmm), ("addr_", addr)):
+                     ("addmv_", addmv), ("addbmm_", addbmm), ("addr_", addr)]
+    for name, fn in pairs:
         methods[name] = _inplace_method(fn, name)
     for flag in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_nested", "is_mps", "is_xpu", "is_mkldnn",
                  "is_vulkan", "is_ipu", "is_xla", "is_mtia", "is_maia"):

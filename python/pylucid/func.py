@@ -17,7 +17,7 @@ import functools
 from . import _C
 from .nn.utils.stateless import _call
 
-__all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jacrev", "jacfwd", "hessian"]
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "vjp"]
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
@@ -85,8 +85,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
     or ``(scalar, aux)`` with ``has_aux``) with respect to the ``argnums`` arguments."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from .autograd import grad as autograd_grad  # noqa: PLC0415
-        from .autograd.grad_mode import enable_grad  # noqa: PLC0415
+        from .autograd import grad as autograd_grad
+        from .autograd.grad_mode import enable_grad
 
         nums = _argnums(argnums, len(args), "grad_and_value")
         keep = _outer(args)
@@ -127,8 +127,8 @@ def grad(func, argnums=0, has_aux=False):
 def vjp(func, *primals, has_aux=False):
     """``(func(*primals), vjp_fn)`` where ``vjp_fn(cotangents)`` returns the vector-Jacobian
     products, one per primal (a tuple)."""
-    from .autograd import grad as autograd_grad  # noqa: PLC0415
-    from .autograd.grad_mode import enable_grad  # noqa: PLC0415
+    from .autograd import grad as autograd_grad
+    from .autograd.grad_mode import enable_grad
 
     keep = _outer(primals)
     with enable_grad():
@@ -155,9 +155,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     """The Jacobian of ``func`` with respect to argument ``argnums`` (shape ``out.shape +
     arg.shape``), one reverse pass per output element."""
     def wrapper(*args):
-        from ._tensor import zeros  # noqa: PLC0415
-        from .autograd import grad as autograd_grad  # noqa: PLC0415
-        from .autograd.grad_mode import enable_grad  # noqa: PLC0415
+        from ._tensor import zeros
+        from .autograd import grad as autograd_grad
+        from .autograd.grad_mode import enable_grad
 
         nums = _argnums(argnums, len(args), "jacrev")
         keep = _outer(args)
@@ -168,7 +168,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
             if has_aux:
                 out, aux = out
             flat = out.reshape(-1)
-            jac = {a: [] for a in nums}
+            jac: dict = {a: [] for a in nums}
             for i in range(flat.numel()):
                 gs = autograd_grad(flat[i], [args2[a] for a in nums], create_graph=True, allow_unused=True,
                                    materialize_grads=True, retain_graph=True)

@@ -260,15 +260,22 @@ def matmul(input, other, *, out=None):
     return r if out is None else out.copy_(r)
 
 
+class _SolveEx(NamedTuple):
+    result: _C.Tensor
+    info: _C.Tensor
+
+
+_SolveEx.__name__ = _SolveEx.__qualname__ = "linalg_solve_ex"
+
+
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """``(result, info)`` with ``result = solve(A, B)``; ``info`` is 0 (int64 zeros per matrix).
     A singular matrix raises as ``solve`` does."""
-    import collections  # noqa: PLC0415
     from ._tensor import zeros  # noqa: PLC0415
 
     res = solve(A, B, left=left)
     info = zeros(*A.shape[:-2], dtype=_C.dtype.int64)
-    return collections.namedtuple("linalg_solve_ex", ["result", "info"])(res, info)
+    return _SolveEx(res, info)
 
 
 def tensorinv(A, ind=2, *, out=None):

@@ -181,7 +181,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
 
 # ---- 3-d padding layers ------------------------------------------------------------------------
 
-from .padding import _ConstantPadNd, _PadNd  # noqa: E402
+from .padding import _ConstantPadNd, _PadNd
 
 
 class ConstantPad3d(_ConstantPadNd):
@@ -226,7 +226,7 @@ class CircularPad3d(_PadNd):
     _mode = "circular"
 
 
-__all__ += ["ConstantPad3d", "ZeroPad3d", "ReflectionPad3d", "ReplicationPad3d", "CircularPad3d"]
+__all__ += ["CircularPad3d", "ConstantPad3d", "ReflectionPad3d", "ReplicationPad3d", "ZeroPad3d"]
 
 
 # ---- Module methods: to_empty, set_submodule, compile ---------------------------------------------

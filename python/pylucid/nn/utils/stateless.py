@@ -62,7 +62,7 @@ _MISSING = object()
 def _call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
     dicts = parameter_and_buffer_dicts
     if isinstance(dicts, (tuple, list)):
-        merged = {}
+        merged: dict = {}
         for d in dicts:
             overlap = set(merged) & set(d)
             if overlap:
