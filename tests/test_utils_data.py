@@ -1,6 +1,6 @@
 """pylucid.utils.data: TensorDataset, Subset, ConcatDataset, random_split (lengths and
 fractions), the samplers, DataLoader (batching, shuffle reproducible by seed, drop_last,
-batch_sampler, iterable datasets, batch_size=None, the num_workers refusal) and default_collate
+batch_sampler, iterable datasets, batch_size=None, invalid num_workers) and default_collate
 of tensors, numbers, numpy arrays, tuples, dicts and namedtuples, against torch.utils.data where
 the result is deterministic."""
 import collections
@@ -63,7 +63,7 @@ def test_shuffle_is_a_permutation_reproducible_by_seed():
 
 def test_batch_sampler_sampler_and_errors():
     """batch_sampler replaces batch_size; sampler replaces shuffle; conflicting options and
-    workers are refused with LucidError."""
+    a negative worker count are refused with LucidError."""
     bs = BatchSampler(SequentialSampler(range(5)), 2, drop_last=False)
     assert list(bs) == [[0, 1], [2, 3], [4]] and len(bs) == 3
     dl = DataLoader(_ds(), batch_sampler=[[9, 0], [5]])
@@ -71,7 +71,9 @@ def test_batch_sampler_sampler_and_errors():
     dl = DataLoader(_ds(), sampler=[2, 4, 6], batch_size=2)
     assert [y.tolist() for _, y in dl] == [[2, 4], [6]]
     with pytest.raises(pylucid.LucidError, match="num_workers"):
-        DataLoader(_ds(), num_workers=2)
+        DataLoader(_ds(), num_workers=-1)
+    assert [y.tolist() for _, y in DataLoader(_ds(), batch_size=4, num_workers=2)] == \
+        [y.tolist() for _, y in DataLoader(_ds(), batch_size=4)]
     with pytest.raises(pylucid.LucidError, match="mutually exclusive"):
         DataLoader(_ds(), sampler=[0], shuffle=True)
     with pytest.raises(pylucid.LucidError, match="batch_size"):

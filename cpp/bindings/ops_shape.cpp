@@ -64,14 +64,15 @@ IndexItem index_item(py::handle h, const char* op) {
     it.kind = IndexItem::Kind::Slice;
     it.start = start, it.stop = stop, it.step = step;
     it.has_start = it.has_stop = true;
-  } else if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h) || py::isinstance<py::array>(h)) {
+  } else if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h) || py::isinstance<py::array>(h) ||
+             PyRange_Check(h.ptr())) {  // x[range(n), t], as the nn tutorial indexes
     it.kind = IndexItem::Kind::Tensor;
     it.t = array_index(h, op);
   } else if (PyIndex_Check(h.ptr())) {
     it.kind = IndexItem::Kind::Int;
     it.i = int_value(h, op);
   } else {
-    throw DtypeMismatch(str(op, ": only ints, slices, None, Ellipsis, bools and int64/bool tensors, lists or "
+    throw DtypeMismatch(str(op, ": only ints, slices, None, Ellipsis, bools and int64/bool tensors, lists, ranges or "
                             "arrays are valid indices, got ", type_name(h)));
   }
   return it;

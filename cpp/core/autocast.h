@@ -12,7 +12,7 @@ namespace lucid {
 
 struct AutocastState {
   bool enabled = false;
-  DType dtype = DType::Float16;
+  DType dtype = DType::BFloat16;  // PyTorch's CPU autocast default
 };
 AutocastState& autocast_state();  // this thread's state
 

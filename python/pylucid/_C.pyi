@@ -115,10 +115,75 @@ class Tensor:
             [True, False]
             
         """
+    def conj(self):
+        """
+        ``input`` itself: pylucid's tensors are real, so conjugation changes nothing.
+        """
+    def conj_physical(self):
+        """
+        A copy of ``input`` (real tensors are their own conjugate).
+        """
+    def copysign(self, other):
+        """
+        ``|input|`` with the sign of ``other`` (element-wise; ``other`` may be a number). The sign
+            bit counts, so ``-0.0`` gives a negative result. Integer inputs give the default float dtype.
+            The gradient flows to ``input`` only (``sign`` ratio, 0 where input is 0), as PyTorch.
+        """
+    def diagonal_scatter(self, src, offset = 0, dim1 = 0, dim2 = 1):
+        """
+        A copy of ``input`` whose ``diagonal(offset, dim1, dim2)`` is ``src``.
+        """
     def fill_diagonal_(self, *args, **kwargs):
         """
         Fills the main diagonal with ``fill_value`` in place (a 2-d tensor, or one whose dims are all
             equal); with ``wrap`` a tall matrix's diagonal restarts every ``cols + 1`` rows, as PyTorch's.
+        """
+    def frexp(self):
+        """
+        Named tuple ``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent`` and
+            ``|mantissa|`` in [0.5, 1) (0, inf and NaN give themselves and exponent 0). Exponents are
+            pylucid's integer dtype (int64; PyTorch's are int32). The mantissa is differentiable:
+            ``grad / 2 ** exponent``.
+        """
+    def get_device(self):
+        """
+        -1, PyTorch's answer for a CPU tensor.
+        """
+    def is_conj(self):
+        """
+        False: no tensor carries a conjugation bit.
+        """
+    def is_neg(self):
+        """
+        False: no tensor carries a negation bit.
+        """
+    def is_same_size(self, other):
+        """
+        True when the two tensors have the same shape.
+        """
+    def isreal(self):
+        """
+        All True: every value of a real tensor is real.
+        """
+    def ldexp(self, other):
+        """
+        ``input * 2 ** other`` (``other`` a tensor of exponents).
+        """
+    def resolve_conj(self):
+        """
+        ``input`` itself (no lazy conjugation on real tensors).
+        """
+    def resolve_neg(self):
+        """
+        ``input`` itself (no lazy negation bit).
+        """
+    def select_scatter(self, src, dim, index):
+        """
+        A copy of ``input`` whose ``select(dim, index)`` slice is ``src`` (differentiable in both).
+        """
+    def slice_scatter(self, src, dim = 0, start = None, end = None, step = 1):
+        """
+        A copy of ``input`` whose slice ``start:end:step`` along ``dim`` is ``src``.
         """
     def sum_to_size(self, *args, **kwargs):
         """
@@ -301,6 +366,10 @@ class Tensor:
         """
         ``beta * input + alpha * sum_i batch1[i] @ batch2[i]``.
         """
+    def addbmm_(self, *args, **kwargs):
+        """
+        In-place addbmm: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def addcdiv(self, *args, **kwargs):
         """
         ``input + value * tensor1 / tensor2`` elementwise with broadcasting.
@@ -335,9 +404,17 @@ class Tensor:
         """
         ``beta * input + alpha * (mat @ vec)``.
         """
+    def addmv_(self, *args, **kwargs):
+        """
+        In-place addmv: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def addr(self, *args, **kwargs):
         """
         ``beta * input + alpha * outer(vec1, vec2)``.
+        """
+    def addr_(self, *args, **kwargs):
+        """
+        In-place addr: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def adjoint(self, *args, **kwargs):
         """
@@ -526,25 +603,49 @@ class Tensor:
         """
         Method form of pylucid.bitwise_and.
         """
+    def bitwise_and_(self, *args, **kwargs):
+        """
+        In-place bitwise_and: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def bitwise_left_shift(self, *args, **kwargs):
         """
         Method form of pylucid.bitwise_left_shift.
+        """
+    def bitwise_left_shift_(self, *args, **kwargs):
+        """
+        In-place bitwise_left_shift: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def bitwise_not(self, *args, **kwargs):
         """
         Method form of pylucid.bitwise_not.
         """
+    def bitwise_not_(self, *args, **kwargs):
+        """
+        In-place bitwise_not: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def bitwise_or(self, *args, **kwargs):
         """
         Method form of pylucid.bitwise_or.
+        """
+    def bitwise_or_(self, *args, **kwargs):
+        """
+        In-place bitwise_or: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def bitwise_right_shift(self, *args, **kwargs):
         """
         Method form of pylucid.bitwise_right_shift.
         """
+    def bitwise_right_shift_(self, *args, **kwargs):
+        """
+        In-place bitwise_right_shift: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def bitwise_xor(self, *args, **kwargs):
         """
         Method form of pylucid.bitwise_xor.
+        """
+    def bitwise_xor_(self, *args, **kwargs):
+        """
+        In-place bitwise_xor: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def bmm(self, other: Tensor) -> Tensor:
         """
@@ -649,6 +750,10 @@ class Tensor:
     def copy_(self, arg0: Tensor) -> Tensor:
         """
         Copies src (broadcast to this shape, converted to this dtype) into this tensor in place and returns it. Recorded by autograd: the gradient flows to src (refused on a leaf that requires grad).
+        """
+    def copysign_(self, *args, **kwargs):
+        """
+        In-place copysign: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def corrcoef(self, *args, **kwargs):
         """
@@ -785,6 +890,10 @@ class Tensor:
     def digamma(self, *args, **kwargs):
         """
         The logarithmic derivative of Gamma, ``Gamma'(x) / Gamma(x)`` (-inf at 0, NaN at negative integers).
+        """
+    def digamma_(self, *args, **kwargs):
+        """
+        In-place digamma: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def dim(self) -> builtins.int:
         """
@@ -940,6 +1049,10 @@ class Tensor:
         """
         ``input ** exponent`` computed in float64 (either may be a number).
         """
+    def float_power_(self, *args, **kwargs):
+        """
+        In-place float_power: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def floor(self) -> Tensor:
         """
         Largest integer <= input, in input's dtype (integers pass through); zero gradient.
@@ -996,6 +1109,10 @@ class Tensor:
         """
         Method form of pylucid.gcd.
         """
+    def gcd_(self, *args, **kwargs):
+        """
+        In-place gcd: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def ge(self, *args, **kwargs):
         """
         input >= other, elementwise. Returns a bool tensor (broadcast shapes).
@@ -1018,10 +1135,6 @@ class Tensor:
     def ger(self, *args, _fn = pylucid._math_ext.ger, **kwargs):
         """
         Alias of outer.
-        """
-    def get_device(self):
-        """
-        -1, PyTorch's answer for a CPU tensor.
         """
     def greater(self, *args, **kwargs):
         """
@@ -1055,6 +1168,10 @@ class Tensor:
         """
         The Heaviside step: 0 below zero, 1 above, ``values`` at zero.
         """
+    def heaviside_(self, *args, **kwargs):
+        """
+        In-place heaviside: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def histc(self, bins: typing.SupportsInt | typing.SupportsIndex = 100, min: typing.SupportsFloat | typing.SupportsIndex = 0.0, max: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> Tensor:
         """
         Histogram of a floating input: bins equal bins over [min, max] (the data's range when min == max); elements outside are ignored. Returns input's dtype.
@@ -1084,6 +1201,10 @@ class Tensor:
     def i0(self, *args, **kwargs):
         """
         The modified Bessel function of the first kind of order 0; its gradient is ``i1``.
+        """
+    def i0_(self, *args, **kwargs):
+        """
+        In-place i0: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def index_add(self, *args, **kwargs):
         """
@@ -1151,9 +1272,22 @@ class Tensor:
         """
         True when the dtype is float16, bfloat16, float32 or float64.
         """
+    def is_inference(self):
+        """
+        False: pylucid has no inference tensors (``inference_mode`` is ``no_grad``).
+        """
+    def is_pinned(self, device = None):
+        """
+        False: there is no pinned memory without an accelerator.
+        """
     def is_shared(self):
         """
         False: pylucid runs in one process and never places tensors in shared memory.
+        """
+    def is_signed(self):
+        """
+        True when ``input``'s dtype can hold negative values (every dtype but bool; pylucid's
+            integer dtype is int64, so ``uint8`` tensors answer True too).
         """
     def isclose(self, *args, **kwargs):
         """
@@ -1197,6 +1331,14 @@ class Tensor:
         """
         Method form of pylucid.lcm.
         """
+    def lcm_(self, *args, **kwargs):
+        """
+        In-place lcm: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def ldexp_(self, *args, **kwargs):
+        """
+        In-place ldexp: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def le(self, *args, **kwargs):
         """
         input <= other, elementwise. Returns a bool tensor (broadcast shapes).
@@ -1233,6 +1375,10 @@ class Tensor:
     def lgamma(self, *args, **kwargs):
         """
         ``log|Gamma(x)|`` elementwise (+inf at 0, -1, -2, ...); its gradient is :func:`digamma`.
+        """
+    def lgamma_(self, *args, **kwargs):
+        """
+        In-place lgamma: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def log(self) -> Tensor:
         """
@@ -1600,6 +1746,10 @@ class Tensor:
         """
         A view with the dims reordered (ints or one tuple, a permutation of 0..ndim-1): output dim i is input dim dims[i].
         """
+    def pin_memory(self, device = None):
+        """
+        Refused as PyTorch refuses it without an accelerator (pinned memory is for device copies).
+        """
     def pinverse(self, *args, **kwargs):
         """
         ``torch.pinverse``: ``linalg.pinv`` with ``rtol=rcond``.
@@ -1607,6 +1757,10 @@ class Tensor:
     def polygamma(self, n):
         """
         ``polygamma(n, self)``: the ``n``-th derivative of :func:`digamma`.
+        """
+    def polygamma_(self, *args, **kwargs):
+        """
+        In-place polygamma: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def positive(self, *args, **kwargs):
         """
@@ -1670,6 +1824,21 @@ class Tensor:
             >>> x.grad.tolist()
             [6.0, 6.0]
             >>> h.remove()
+            
+        """
+    def register_post_accumulate_grad_hook(self, hook):
+        """
+        Registers ``hook(tensor)``, run after each ``backward`` has accumulated this leaf's
+            ``.grad`` (its return value is ignored and must be None). Only leaves take one. Returns a
+            ``RemovableHandle``.
+        
+            >>> import pylucid
+            >>> w = pylucid.tensor([1.0], requires_grad=True)
+            >>> def sgd_step(p):
+            ...     p.data.sub_(0.5 * p.grad)
+            >>> h = w.register_post_accumulate_grad_hook(sgd_step)
+            >>> (w * 2).sum().backward(); w
+            tensor([0.], requires_grad=True)
             
         """
     def relu(self) -> Tensor:
@@ -1853,6 +2022,10 @@ class Tensor:
         """
         The normalised sinc, ``sin(pi x) / (pi x)``, 1 at 0.
         """
+    def sinc_(self, *args, **kwargs):
+        """
+        In-place sinc: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def sinh(self) -> Tensor:
         """
         Hyperbolic sine, elementwise (integers promote to float32).
@@ -1885,6 +2058,11 @@ class Tensor:
     def split(self, split_size: typing.Any, dim: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
         """
         A tuple of views along dim: pieces of split_size (an int; the last may be smaller), or of the given sizes (a list that must add up to the dim's size).
+        """
+    def split_with_sizes(self, split_sizes, dim = 0):
+        """
+        ``input`` split along ``dim`` into pieces of the given sizes, which must add up to the
+            dim's length (views, as ``split`` with a list).
         """
     def sqrt(self) -> Tensor:
         """
@@ -2154,6 +2332,10 @@ class Tensor:
         """
         ``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); either may be a number.
         """
+    def xlogy_(self, *args, **kwargs):
+        """
+        In-place xlogy: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def zero_(self) -> Tensor:
         """
         Sets every element to zero in place and returns self; the old value's history is dropped (refused on a leaf that requires grad while grad mode is on).
@@ -2213,9 +2395,74 @@ class Tensor:
         False: pylucid tensors live on the CPU.
         """
     @property
+    def is_ipu(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
+        """
+    @property
     def is_leaf(self) -> builtins.bool:
         """
         True when the tensor has no grad_fn, as tensors created by the user and every tensor that does not require grad are. Only leaves get .grad filled by backward (unless retain_grad() was called).
+        """
+    @property
+    def is_maia(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
+        """
+    @property
+    def is_meta(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
+        """
+    @property
+    def is_mkldnn(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
+        """
+    @property
+    def is_mps(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
+        """
+    @property
+    def is_mtia(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
+        """
+    @property
+    def is_nested(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
+        """
+    @property
+    def is_quantized(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
+        """
+    @property
+    def is_sparse(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
+        """
+    @property
+    def is_sparse_csr(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
+        """
+    @property
+    def is_vulkan(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
+        """
+    @property
+    def is_xla(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
+        """
+    @property
+    def is_xpu(self):
+        """
+        False: pylucid tensors are dense CPU tensors.
         """
     @property
     def itemsize(self):

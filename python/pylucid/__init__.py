@@ -49,12 +49,13 @@ from ._math_extra import *  # noqa: E402,F401,F403
 from ._math_linalg import *  # noqa: E402,F401,F403
 from ._compat_extra import *  # noqa: E402,F401,F403
 from ._compat_more import *  # noqa: E402,F401,F403
+from ._compat_names import *  # noqa: E402,F401,F403
 
 _compat._attach_inplace()
 from .amp import autocast  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 from .autograd.anomaly_mode import is_anomaly_enabled  # noqa: E402,F401
-from . import accelerator, autograd, backends, cpu, cuda, distributions, linalg, nn, ops, optim, random, special, testing  # noqa: E402,F401
+from . import accelerator, autograd, backends, cpu, cuda, distributions, func, linalg, nn, ops, optim, profiler, random, special, testing  # noqa: E402,F401
 from .special import digamma, float_power, i0, lgamma, polygamma, positive, sinc, xlogy  # noqa: E402,F401
 from ._math_misc import _functional_aliases  # noqa: E402
 
@@ -66,6 +67,10 @@ from ._linalg_decomp import cholesky_inverse, cholesky_solve, matrix_exp, pinver
 from ._linalg_decomp import cholesky_top as cholesky, qr_top as qr, svd_top as svd  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
 from ._poisson import poisson  # noqa: E402,F401
+from . import _compat_names  # noqa: E402
+
+_compat_names._attach()
+_compat_names.install_top_level(globals())
 from . import _index_ext, _math, _math_ext, _out, _shape, _tensor  # noqa: E402
 
 _out.install(globals(), (_math, _math_ext, _shape, _compat, _tensor, _index_ext))

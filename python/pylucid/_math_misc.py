@@ -35,7 +35,7 @@ __all__ = [
 _SAME_AS_FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
                        "max_pool1d", "max_pool2d", "max_pool3d", "ctc_loss", "avg_pool1d", "adaptive_avg_pool1d",
                        "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "selu", "celu", "threshold", "hardshrink", "bilinear",
-                       "cosine_similarity", "pairwise_distance")
+                       "cosine_similarity", "pairwise_distance", "rrelu", "rrelu_")
 
 
 class _median_t(NamedTuple):

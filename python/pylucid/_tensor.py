@@ -460,6 +460,12 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
         backward(self, gradient, retain_graph, create_graph,
                  inputs=[inputs] if isinstance(inputs, Tensor) else inputs)
         return
+    from .autograd import graph  # noqa: PLC0415  (post-accumulate-grad hooks run after the engine)
+
+    if graph._POST["live"]:
+        with graph._accumulation_scope():
+            _backward_c(self, gradient, _builtins.bool(retain_graph), _builtins.bool(create_graph))
+        return
     _backward_c(self, gradient, _builtins.bool(retain_graph), _builtins.bool(create_graph))
 
 

@@ -29,7 +29,8 @@ class autocast:
 
     Args:
         device_type: ``"cpu"`` (PyTorch's first argument: ``autocast("cpu", dtype=...)``).
-        dtype: ``pylucid.float16`` or ``pylucid.bfloat16`` (default ``bfloat16``).
+        dtype: ``pylucid.float16`` or ``pylucid.bfloat16`` (default: ``get_autocast_dtype("cpu")``,
+            which is ``bfloat16`` unless ``set_autocast_dtype`` changed it).
         enabled: ``False`` turns autocast off inside the block (useful when nesting).
 
     >>> import pylucid
@@ -45,7 +46,10 @@ class autocast:
         if device_type not in ("cpu", None):
             raise _C.LucidError(f"autocast: only device_type='cpu' exists, got {device_type!r}")
         self.device = "cpu"
-        self.dtype = _C.dtype.bfloat16 if dtype is None else dtype
+        if dtype is None:  # as PyTorch: the dtype set by set_autocast_dtype (bfloat16 unless changed)
+            dtype = _C._autocast_state()[1]
+            dtype = dtype if dtype in (_C.dtype.float16, _C.dtype.bfloat16) else _C.dtype.bfloat16
+        self.dtype = dtype
         if self.dtype not in (_C.dtype.float16, _C.dtype.bfloat16):
             raise _C.DtypeMismatch(f"autocast: dtype must be pylucid.float16 or pylucid.bfloat16, "
                                    f"got {self.dtype!r}")

@@ -23,7 +23,7 @@ from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, cond, cross, di
                              qr, solve_triangular, svd, svdvals, vecdot)
 from ._linalg_decomp import linalg_matrix_power as matrix_power
 
-__all__ = ["det", "inv", "norm", "slogdet", "solve", "vector_norm", "LinAlgError", "cholesky", "cholesky_ex", "qr",
+__all__ = ["matmul", "solve_ex", "tensorinv", "tensorsolve", "vander", "det", "inv", "norm", "slogdet", "solve", "vector_norm", "LinAlgError", "cholesky", "cholesky_ex", "qr",
            "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank", "inv_ex",
            "matrix_exp", "householder_product", "solve_triangular", "matrix_norm", "matrix_power", "multi_dot", "cond",
            "vecdot", "cross", "diagonal"]
@@ -250,3 +250,70 @@ def _attach():
 
 
 _attach()
+
+
+# ---- compositions PyTorch's tutorials and programs use --------------------------------------------
+
+def matmul(input, other, *, out=None):
+    """``torch.linalg.matmul``: the same as :func:`pylucid.matmul`."""
+    r = _C.matmul(input, other)
+    return r if out is None else out.copy_(r)
+
+
+class _SolveEx(NamedTuple):
+    result: _C.Tensor
+    info: _C.Tensor
+
+
+_SolveEx.__name__ = _SolveEx.__qualname__ = "linalg_solve_ex"
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """``(result, info)`` with ``result = solve(A, B)``; ``info`` is 0 (int64 zeros per matrix).
+    A singular matrix raises as ``solve`` does."""
+    from ._tensor import zeros  # noqa: PLC0415
+
+    res = solve(A, B, left=left)
+    info = zeros(*A.shape[:-2], dtype=_C.dtype.int64)
+    return _SolveEx(res, info)
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """The inverse of ``A`` seen as a map from its first ``ind`` dims to the rest: shape
+    ``A.shape[ind:] + A.shape[:ind]`` (differentiable through :func:`inv`)."""
+    import math  # noqa: PLC0415
+
+    if ind <= 0:
+        raise _C.LucidError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    if rows != cols:
+        raise _C.ShapeMismatch(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                               f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    r = inv(A.reshape(rows, cols)).reshape(*A.shape[ind:], *A.shape[:ind])
+    return r if out is None else out.copy_(r)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """``X`` with ``tensordot(A, X, X.ndim) == B``: ``A`` reshaped to a square matrix over
+    ``B``'s shape (``dims`` moves those dims of ``A`` to the end first)."""
+    import math  # noqa: PLC0415
+
+    if dims is not None:
+        keep = [d for d in range(A.dim()) if d not in [d % A.dim() for d in dims]]
+        A = A.permute(*keep, *[d % A.dim() for d in dims])
+    x_shape = tuple(A.shape[B.dim():])
+    n = math.prod(B.shape)
+    if math.prod(x_shape) != n:
+        raise _C.ShapeMismatch(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                               f"prod(self.shape[:other.ndim]), but got {math.prod(x_shape)} != {n}")
+    r = solve(A.reshape(n, n), B.reshape(n)).reshape(*x_shape)
+    return r if out is None else out.copy_(r)
+
+
+def vander(x, *, N=None):
+    """``torch.linalg.vander``: columns ``x**0, x**1, ..., x**(N-1)`` (increasing powers, batched
+    over leading dims)."""
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise _C.LucidError("N must be greater than 1.")
+    return _C.stack([x ** k for k in range(n)], -1)

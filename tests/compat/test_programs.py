@@ -97,6 +97,9 @@ CASES = [
     ("distillation", 1e-3, 1e-4),
     ("llama_block", 1e-3, 1e-4),
     ("bilstm_crf", 1e-4, 1e-5),
+    ("nn_tutorial", 2e-3, 1e-5),
+    ("transformer_lm", 1e-3, 1e-5),
+    ("transfer_workers", 1e-3, 1e-5),
 ]
 
 

@@ -21,6 +21,7 @@ class FunctionCtx:
     def __init__(self, fn_name):
         self._fn_name = fn_name
         self._saved: tuple = ()
+        self._packed = False
         self._saved_versions: tuple = ()
         self._released = False
         # Each output has its own backward node; the engine frees a node's saved state right
@@ -41,8 +42,10 @@ class FunctionCtx:
             if t is not None and not isinstance(t, Tensor):
                 raise _C.DtypeMismatch(f"{self._fn_name}: save_for_backward can only save tensors or None, "
                                        f"but argument {i} is a {type(t).__name__}")
-        self._saved = tuple(tensors)
+        from .graph import _pack  # noqa: PLC0415
+
         self._saved_versions = tuple(None if t is None else t._version for t in tensors)
+        self._saved, self._packed = _pack(tuple(tensors))
 
     @property
     def saved_tensors(self):
@@ -52,6 +55,8 @@ class FunctionCtx:
             raise _C.LucidError(f"{self._fn_name}: trying to backward through the graph a second time (or to "
                                 "access saved tensors after they have already been freed); pass "
                                 "retain_graph=True to the first backward")
+        if self._packed:  # saved_tensors_hooks were active: unpack_hook gives the tensor back
+            return tuple(None if p is None else p.get(self._fn_name) for p in self._saved)
         for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
             if t is not None and t._version != v:
                 raise _C.LucidError(f"{self._fn_name}: saved tensor {i} (shape {list(t.shape)}) was modified by an "

@@ -74,6 +74,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """Accumulate gradients of several outputs at once into the leaves' ``.grad`` (only into
     ``inputs`` when given). ``create_graph=True`` records the gradient computation, so ``.grad``
     can be differentiated again; ``retain_graph`` defaults to ``create_graph``."""
+    from . import graph  # noqa: PLC0415
+
+    if graph._POST["live"] and graph._pending() is None:
+        with graph._accumulation_scope():
+            return backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
     tensors = _seq(tensors)
     grads = _default_grads(tensors, grad_tensors, "backward")
     if retain_graph is None:

@@ -16,3 +16,4 @@ from ._functional_index import *  # noqa: F401,F403
 from ._functional_more import *  # noqa: F401,F403
 from ._functional_extra import *  # noqa: F401,F403
 from ._functional_compat_more import *  # noqa: F401,F403
+from ._functional_names import *  # noqa: F401,F403

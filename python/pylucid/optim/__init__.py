@@ -1,13 +1,16 @@
 """Optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``, ``Adamax``,
-``NAdam``, ``RAdam``, ``LBFGS``) over param groups, each step one fused C++ call per
+``NAdam``, ``RAdam``, ``LBFGS``, ``ASGD``, ``Adafactor``, ``SparseAdam``) over param groups, each step one fused C++ call per
 group, and learning-rate schedules in ``pylucid.optim.lr_scheduler``."""
 from . import lr_scheduler, swa_utils
+from .adafactor import Adafactor
 from .adam import Adam, AdamW
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop
 from .optimizer import Optimizer
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler", "Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam",
-           "RMSprop", "Rprop", "swa_utils", "LBFGS"]
+           "RMSprop", "Rprop", "swa_utils", "LBFGS", "ASGD", "Adafactor", "SparseAdam"]

@@ -151,8 +151,9 @@ class StepLR(LRScheduler):
     """Multiply the rate by ``gamma`` every ``step_size`` steps."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        if not isinstance(step_size, int) or step_size <= 0:
-            raise _C.LucidError(f"StepLR: step_size must be a positive int, got {step_size!r}")
+        # PyTorch's own tutorials pass a float (StepLR(optimizer, 1.0, gamma=0.95)): any positive number.
+        if isinstance(step_size, bool) or not isinstance(step_size, (int, float)) or step_size <= 0:
+            raise _C.LucidError(f"StepLR: step_size must be a positive number, got {step_size!r}")
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)

@@ -13,3 +13,4 @@ from .more import *  # noqa: F401,F403
 from .extra import *  # noqa: F401,F403
 from .compat_more import *  # noqa: F401,F403
 from .lazy import *  # noqa: F401,F403
+from .names import *  # noqa: F401,F403

@@ -101,3 +101,22 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
         raise _C.LucidError(f"clip_grad_value_: clip_value must be non-negative, got {v}")
     for g in _grads(parameters, "clip_grad_value_"):
         g.clamp_(-v, v)
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Deprecated alias of :func:`clip_grad_norm_` (warns with PyTorch's FutureWarning)."""
+    import warnings
+
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale the gradients by ``min(1, max_norm / (total_norm + 1e-6))`` in place, given the total
+    norm computed earlier (e.g. by :func:`get_total_norm`); the second half of :func:`clip_grad_norm_`."""
+    grads = _grads(parameters, "clip_grads_with_norm_")
+    total = float(total_norm.item() if isinstance(total_norm, Tensor) else total_norm)
+    coef = min(float(max_norm) / (total + 1e-6), 1.0)
+    for g in grads:
+        g.mul_(coef)

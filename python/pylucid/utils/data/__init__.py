@@ -10,6 +10,7 @@ loops in one process: ``Dataset``, ``IterableDataset``, ``TensorDataset``, ``Sub
 """
 from .collate import default_collate, default_convert  # noqa: F401
 from .dataloader import DataLoader, get_worker_info  # noqa: F401
+from .distributed import DistributedSampler  # noqa: F401
 from .dataset import (  # noqa: F401
     ChainDataset,
     ConcatDataset,
@@ -30,7 +31,7 @@ from .sampler import (  # noqa: F401
 )
 
 __all__ = [
-    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler",
+    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler", "IterableDataset", "RandomSampler",
     "Sampler", "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler", "TensorDataset",
     "WeightedRandomSampler", "default_collate", "default_convert", "get_worker_info", "random_split",
 ]

@@ -2,20 +2,19 @@
 process. Map-style datasets are read through a sampler (sequential, or shuffled with
 ``shuffle=True`` and an optional ``generator``) grouped by a ``BatchSampler``; iterable datasets
 are batched in stream order. ``collate_fn`` (default :func:`default_collate`) merges each
-batch. ``num_workers`` must be 0: pylucid runs no worker processes and says so instead of
-silently loading in the main process."""
+batch.
+
+``num_workers > 0`` gives the batches PyTorch's worker processes would, loaded in this process
+(see :mod:`pylucid.utils.data._workers`): batch ``k`` is fetched and collated as worker
+``k % num_workers`` with that worker's seeds, ``get_worker_info()`` and copy of the dataset."""
 from ... import _C
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
-from . import _random
+from . import _random, _workers
+from ._workers import get_worker_info
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info"]
-
-
-def get_worker_info():
-    """Always None: data loading runs in the main process."""
-    return None
 
 
 class DataLoader:
@@ -29,14 +28,16 @@ class DataLoader:
         sampler: an iterable of indices (instead of ``shuffle``).
         batch_sampler: an iterable of index lists (instead of ``batch_size``, ``shuffle``,
             ``sampler`` and ``drop_last``).
-        num_workers: must be 0 (no worker processes; anything else raises LucidError).
+        num_workers: how many worker processes PyTorch would use; batches come in the same order
+            and with the same per-worker random seeds, but are loaded in this process.
         collate_fn: merges a list of samples into a batch.
         drop_last: drop the last, incomplete batch.
         generator: the generator ``shuffle`` draws from.
 
-    ``pin_memory``, ``timeout``, ``worker_init_fn``, ``multiprocessing_context``,
-    ``prefetch_factor``, ``persistent_workers``, ``pin_memory_device`` and ``in_order`` are
-    accepted for compatibility and have no effect (there are no workers and no device memory).
+    ``worker_init_fn(worker_id)`` runs once per simulated worker (per epoch unless
+    ``persistent_workers``). ``pin_memory``, ``timeout``, ``multiprocessing_context``,
+    ``prefetch_factor``, ``pin_memory_device`` and ``in_order`` are accepted for compatibility
+    and have no effect (batches always come in order; there is no device memory).
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
@@ -45,9 +46,11 @@ class DataLoader:
                  pin_memory_device="", in_order=True):
         if not isinstance(num_workers, int) or num_workers < 0:
             raise _C.LucidError(f"DataLoader: num_workers option should be a non-negative integer, got {num_workers!r}")
-        if num_workers > 0:
-            raise _C.LucidError(f"DataLoader: num_workers={num_workers} is not supported: pylucid loads data in the "
-                                "main process only; pass num_workers=0")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("DataLoader: prefetch_factor option could only be specified in multiprocessing.let "
+                             "num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None.")
+        if num_workers == 0 and persistent_workers:
+            raise ValueError("DataLoader: persistent_workers option needs num_workers > 0")
         if timeout < 0:
             raise _C.LucidError("DataLoader: timeout option should be non-negative")
         self.dataset = dataset
@@ -58,6 +61,7 @@ class DataLoader:
         self.prefetch_factor = prefetch_factor
         self.persistent_workers = persistent_workers
         self.generator = generator
+        self._pool = None  # the persistent workers' state, kept across epochs
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
             if shuffle not in (None, False):
@@ -103,6 +107,12 @@ class DataLoader:
         # NOTE: PyTorch's loader iterator draws a base seed (for worker seeding) from the loader's
         # generator, or the global one, each time an epoch starts; drawing it here too keeps a
         # seeded program's later random numbers (and its shuffles) equal to PyTorch's.
+        if self.num_workers > 0:
+            if self.persistent_workers and self._pool is not None:
+                self._pool.restart()
+            else:
+                self._pool = _workers.Pool(self, _random.seed_draw(self.generator))
+            return self._pool.batches()
         _random.seed_draw(self.generator)
         return self._batches()
 

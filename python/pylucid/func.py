@@ -1,0 +1,194 @@
+"""``torch.func`` for pylucid, the transforms that reverse-mode autograd can give:
+``functional_call``, ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``, ``jacfwd`` and ``hessian``.
+Each differentiates with pylucid's engine under ``create_graph=True``, so they compose
+(``grad(grad(f))``). ``vmap`` is not here: pylucid has no batching transform; loop, or write
+the batched computation directly. ``jacfwd`` computes the same Jacobian as ``jacrev`` (row by
+row, in reverse mode).
+
+>>> import pylucid
+>>> from pylucid.func import grad
+>>> grad(lambda x: (x ** 3).sum())(pylucid.tensor([2.0]))
+tensor([12.])
+>>> grad(grad(lambda x: (x ** 3).sum()))(pylucid.tensor([2.0]))
+tensor([12.])
+"""
+import functools
+
+from . import _C
+from .nn.utils.stateless import _call
+
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "vjp"]
+
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
+    """``module(*args, **kwargs)`` with the named parameters and buffers replaced by the given
+    tensors (a dict, or a tuple of dicts), the module itself left unchanged."""
+    return _call(module, parameter_and_buffer_dicts, args, kwargs, tie_weights=tie_weights, strict=strict)
+
+
+def _argnums(argnums, n, op):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for a in nums:
+        if not -n <= a < n:
+            raise _C.IndexOutOfRange(f"{op}: Got argnums={argnums}, but only {n} positional inputs")
+    return nums
+
+
+def _tree_leaves(x):
+    if isinstance(x, _C.Tensor):
+        return [x]
+    if isinstance(x, dict):
+        return [leaf for v in x.values() for leaf in _tree_leaves(v)]
+    if isinstance(x, (tuple, list)):
+        return [leaf for v in x for leaf in _tree_leaves(v)]
+    raise _C.DtypeMismatch(f"expected Tensors (or tuples, lists, dicts of them), got {type(x).__name__}")
+
+
+def _tree_map(fn, x):
+    if isinstance(x, _C.Tensor):
+        return fn(x)
+    if isinstance(x, dict):
+        return {k: _tree_map(fn, v) for k, v in x.items()}
+    if isinstance(x, (tuple, list)):
+        return type(x)(_tree_map(fn, v) for v in x)
+    return x
+
+
+def _outer(args):
+    """Whether any argument already takes part in autograd (an enclosing transform or a tensor
+    that requires grad): then the results stay connected; otherwise they are detached, as
+    ``torch.func`` returns plain tensors at the top level."""
+    for a in args:
+        try:
+            if any(t.requires_grad for t in _tree_leaves(a)):
+                return True
+        except _C.DtypeMismatch:
+            continue
+    return False
+
+
+def _finish(x, keep):
+    return x if keep else _tree_map(lambda t: t.detach(), x)
+
+
+def _prepare(args, nums):
+    """Copies of the differentiated arguments that track gradients (connected to the originals,
+    so an outer transform can differentiate through)."""
+    args = list(args)
+    for a in nums:
+        args[a] = _tree_map(lambda t: t.view_as(t) if t.requires_grad else t.detach().requires_grad_(True), args[a])
+    return args
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """A function returning ``(gradient, value)`` of ``func`` (which must return a scalar tensor,
+    or ``(scalar, aux)`` with ``has_aux``) with respect to the ``argnums`` arguments."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from .autograd import grad as autograd_grad
+        from .autograd.grad_mode import enable_grad
+
+        nums = _argnums(argnums, len(args), "grad_and_value")
+        keep = _outer(args)
+        with enable_grad():
+            args2 = _prepare(args, nums)
+            out = func(*args2, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise _C.LucidError("grad_and_value(f)(*args): output of function f should be a tuple: "
+                                        "(output, aux) if has_aux is True")
+                out, aux = out
+            if not isinstance(out, _C.Tensor) or out.numel() != 1:
+                raise _C.LucidError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                                    f"{type(out).__name__ if not isinstance(out, _C.Tensor) else list(out.shape)}")
+            leaves = [leaf for a in nums for leaf in _tree_leaves(args2[a])]
+            gs = autograd_grad(out, leaves, create_graph=True, allow_unused=True, materialize_grads=True)
+        it = iter(gs)
+        grads = tuple(_tree_map(lambda _t: next(it), args2[a]) for a in nums)
+        g = _finish(grads[0] if isinstance(argnums, int) else grads, keep)
+        out = _finish(out, keep)
+        return (g, (out, aux)) if has_aux else (g, out)
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The gradient of scalar-valued ``func`` with respect to its ``argnums`` arguments (a
+    function of the same arguments); composes with itself for higher derivatives."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """``(func(*primals), vjp_fn)`` where ``vjp_fn(cotangents)`` returns the vector-Jacobian
+    products, one per primal (a tuple)."""
+    from .autograd import grad as autograd_grad
+    from .autograd.grad_mode import enable_grad
+
+    keep = _outer(primals)
+    with enable_grad():
+        ins = _prepare(primals, range(len(primals)))
+        out = func(*ins)
+        aux = None
+        if has_aux:
+            out, aux = out
+    outs = _tree_leaves(out)
+
+    def vjp_fn(cotangents):
+        cts = _tree_leaves(cotangents)
+        leaves = [leaf for p in ins for leaf in _tree_leaves(p)]
+        with enable_grad():
+            gs = autograd_grad(outs, leaves, grad_outputs=cts, create_graph=True, allow_unused=True,
+                               materialize_grads=True)
+        it = iter(gs)
+        return _finish(tuple(_tree_map(lambda _t: next(it), p) for p in ins), keep)
+    out_ = _finish(out, keep)
+    return (out_, vjp_fn, aux) if has_aux else (out_, vjp_fn)
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
+    """The Jacobian of ``func`` with respect to argument ``argnums`` (shape ``out.shape +
+    arg.shape``), one reverse pass per output element."""
+    def wrapper(*args):
+        from ._tensor import zeros
+        from .autograd import grad as autograd_grad
+        from .autograd.grad_mode import enable_grad
+
+        nums = _argnums(argnums, len(args), "jacrev")
+        keep = _outer(args)
+        with enable_grad():
+            args2 = _prepare(args, nums)
+            out = func(*args2)
+            aux = None
+            if has_aux:
+                out, aux = out
+            flat = out.reshape(-1)
+            jac: dict = {a: [] for a in nums}
+            for i in range(flat.numel()):
+                gs = autograd_grad(flat[i], [args2[a] for a in nums], create_graph=True, allow_unused=True,
+                                   materialize_grads=True, retain_graph=True)
+                for a, g in zip(nums, gs):
+                    jac[a].append(g)
+        res = []
+        for a in nums:
+            rows = jac[a]
+            j = _C.stack(rows, 0) if rows else zeros(0, *args2[a].shape)
+            res.append(j.reshape(*out.shape, *args2[a].shape))
+        r = _finish(res[0] if isinstance(argnums, int) else tuple(res), keep)
+        return (r, aux) if has_aux else r
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The same Jacobian as :func:`jacrev` (pylucid has no forward mode; the values agree)."""
+    return jacrev(func, argnums, has_aux=has_aux)
+
+
+def hessian(func, argnums=0):
+    """The Hessian of scalar ``func``: ``jacrev(jacrev(func))``."""
+    return jacrev(jacrev(func, argnums), argnums)
