@@ -17,16 +17,19 @@ void where_into(const TensorImplPtr& out, const TensorImplPtr& c, const TensorIm
   Shape cs = broadcast_strides(c->shape, c->strides, out->shape);
   Shape as = broadcast_strides(a->shape, a->strides, out->shape);
   Shape bs = broadcast_strides(b->shape, b->strides, out->shape);
+  // The condition is read as bytes (a bool is one byte holding 0 or 1): GCC vectorises a select
+  // on a uint8_t but not on a bool.
+  const uint8_t* cond = reinterpret_cast<const uint8_t*>(c->data<bool>());
   LUCID_DISPATCH(out->dtype, op, [&] {
     using T = scalar_t;
     if (a->numel() == 1) {  // masked_fill's pattern: one value where c holds (a dense blend)
       const T v = *a->data<T>();
-      kernels::map2(out->shape, out->data<T>(), out->strides, c->data<bool>(), cs, b->data<T>(), bs,
-                    [v](bool m, T y) { return m ? v : y; });
+      kernels::map2(out->shape, out->data<T>(), out->strides, cond, cs, b->data<T>(), bs,
+                    [v](uint8_t m, T y) { return m ? v : y; });
       return;
     }
-    kernels::map3(out->shape, out->data<T>(), out->strides, c->data<bool>(), cs, a->data<T>(), as, b->data<T>(), bs,
-                  [](bool m, T x, T y) { return m ? x : y; });
+    kernels::map3(out->shape, out->data<T>(), out->strides, cond, cs, a->data<T>(), as, b->data<T>(), bs,
+                  [](uint8_t m, T x, T y) { return m ? x : y; });
   });
 }
 

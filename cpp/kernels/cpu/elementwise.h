@@ -37,7 +37,8 @@ inline D convert(S s) {
 template <class O, class A, class F>
 void map1_flat(int64_t n, O* out, const A* a, F f) {
   auto chunk = [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) out[i] = f(a[i]);
+    const F g = f;  // a local copy: see map1
+    for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i]);
   };
   if (n < 2 * kParallelGrain) return chunk(0, n);
   parallel_chunks(threads_for_work(n), n, chunk);
@@ -49,13 +50,15 @@ void map1_flat(int64_t n, O* out, const A* a, F f) {
 template <class O, class A, class F>
 struct Map1Loop {
   static LUCID_ALWAYS_INLINE void run(int64_t i0, int64_t i1, O* out, const A* a, const F* f) {
-    for (int64_t i = i0; i < i1; ++i) out[i] = (*f)(a[i]);
+    const F g = *f;  // a local copy: see map1
+    for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i]);
   }
 };
 template <class O, class A, class B, class F>
 struct Map2Loop {
   static LUCID_ALWAYS_INLINE void run(int64_t i0, int64_t i1, O* out, const A* a, const B* b, const F* f) {
-    for (int64_t i = i0; i < i1; ++i) out[i] = (*f)(a[i], b[i]);
+    const F g = *f;  // a local copy: see map1
+    for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i], b[i]);
   }
 };
 template <class O, class A, class F>
@@ -74,7 +77,8 @@ void map2_flat_wide(int64_t n, O* out, const A* a, const B* b, F f) {
 template <class O, class A, class B, class F>
 void map2_flat(int64_t n, O* out, const A* a, const B* b, F f) {
   auto chunk = [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) out[i] = f(a[i], b[i]);
+    const F g = f;  // a local copy: see map1
+    for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i], b[i]);
   };
   if (n < 2 * kParallelGrain) return chunk(0, n);
   parallel_chunks(threads_for_work(n), n, chunk);
@@ -83,7 +87,8 @@ void map2_flat(int64_t n, O* out, const A* a, const B* b, F f) {
 template <class O, class A, class B, class C, class F>
 void map3_flat(int64_t n, O* out, const A* a, const B* b, const C* c, F f) {
   auto chunk = [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) out[i] = f(a[i], b[i], c[i]);
+    const F g = f;  // a local copy: see map1
+    for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i], b[i], c[i]);
   };
   if (n < 2 * kParallelGrain) return chunk(0, n);
   parallel_chunks(threads_for_work(n), n, chunk);
@@ -91,6 +96,9 @@ void map3_flat(int64_t n, O* out, const A* a, const B* b, const C* c, F f) {
 
 // The strided maps walk blocks of rows (strided_blocks): the checks on the inner strides are made
 // once per block, and each row's loop is a plain (vectorisable) one when its operands are dense.
+// NOTE: every loop calls a local copy g of the functor: a value it captures (masked_fill's fill
+// value, a scalar operand) then cannot alias the output, so it stays in a register and the loop
+// vectorises; read through the closure, each store to a float output forced a reload.
 template <class O, class A, class F>
 void map1(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& as, F f) {
   strided_blocks<2>(shape, {&os, &as}, {reinterpret_cast<char*>(out), (char*)(a)},
@@ -99,12 +107,13 @@ void map1(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& 
                         std::array<int64_t, 2> t) {
                       O* o = reinterpret_cast<O*>(p[0]);
                       const A* x = reinterpret_cast<const A*>(p[1]);
+                      const F g = f;
                       if (s[0] == 1 && s[1] == 1) {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1])
-                          for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+                          for (int64_t i = 0; i < n; ++i) o[i] = g(x[i]);
                       } else {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1])
-                          for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]]);
+                          for (int64_t i = 0; i < n; ++i) o[i * s[0]] = g(x[i * s[1]]);
                       }
                     });
 }
@@ -120,17 +129,18 @@ void map2(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& 
                       O* o = reinterpret_cast<O*>(p[0]);
                       const A* x = reinterpret_cast<const A*>(p[1]);
                       const B* y = reinterpret_cast<const B*>(p[2]);
+                      const F g = f;
                       if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2])
-                          for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+                          for (int64_t i = 0; i < n; ++i) o[i] = g(x[i], y[i]);
                       } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2]) {
                           const B yv = *y;
-                          for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+                          for (int64_t i = 0; i < n; ++i) o[i] = g(x[i], yv);
                         }
                       } else {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2])
-                          for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]]);
+                          for (int64_t i = 0; i < n; ++i) o[i * s[0]] = g(x[i * s[1]], y[i * s[2]]);
                       }
                     });
 }
@@ -147,12 +157,13 @@ void map3(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& 
                       const A* x = reinterpret_cast<const A*>(p[1]);
                       const B* y = reinterpret_cast<const B*>(p[2]);
                       const C* z = reinterpret_cast<const C*>(p[3]);
+                      const F g = f;
                       if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2], z += t[3])
-                          for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i], z[i]);
+                          for (int64_t i = 0; i < n; ++i) o[i] = g(x[i], y[i], z[i]);
                       } else {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2], z += t[3])
-                          for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]], z[i * s[3]]);
+                          for (int64_t i = 0; i < n; ++i) o[i * s[0]] = g(x[i * s[1]], y[i * s[2]], z[i * s[3]]);
                       }
                     });
 }
