@@ -56,6 +56,8 @@ using I = int32_t __attribute__((vector_size(64)));
 inline F lookup32(const float* row, I k) {
   return (F)_mm512_permutex2var_ps(_mm512_load_ps(row), (__m512i)k, _mm512_load_ps(row + 16));
 }
+// vfixupimmps: the table maps x's class -inf to the default NaN and +inf to +inf, keeps y else.
+inline F fix_inf(F y, F x) { return (F)_mm512_fixupimm_ps((__m512)y, (__m512)x, _mm512_set1_epi32(0x530000), 0); }
 inline F fmsub(F a, F b, F c) { return (F)_mm512_fmsub_ps((__m512)a, (__m512)b, (__m512)c); }
 inline F min_nan(F c, F a) { return (F)_mm512_maskz_min_ps(__mmask16(0xffff), (__m512)c, (__m512)a); }  // a if either is NaN
 inline F scale_pow2(F y, F nf) { return (F)_mm512_maskz_scalef_ps(__mmask16(0xffff), (__m512)y, (__m512)nf); }
@@ -71,6 +73,10 @@ using F = float __attribute__((vector_size(32)));
 using I = int32_t __attribute__((vector_size(32)));
 // 32-entry table lookup as a gather (k & 31: a NaN lane's index is INT_MIN).
 inline F lookup32(const float* row, I k) { return (F)_mm256_i32gather_ps(row, (__m256i)(k & 31), 4); }
+inline F fix_inf(F y, F x) {
+  const F inf = F{} + __builtin_inff();
+  return (x == inf) ? inf : (x == -inf) ? x * 0.0f : y;
+}
 inline F fmsub(F a, F b, F c) { return (F)_mm256_fmsub_ps((__m256)a, (__m256)b, (__m256)c); }
 inline F min_nan(F c, F a) { return (F)_mm256_min_ps((__m256)c, (__m256)a); }  // a if either is NaN
 // 2^nf in two factors (nf reaches -160, below the smallest normal exponent); 0 below -149.5.
