@@ -128,10 +128,10 @@ inline double sum_row(const float* x, int64_t n) {
 
 // The first index of the largest (IsMax) or smallest element, NaN winning (the first NaN): per
 // block of 512 a vectorised max (vmaxps(v, m) returns m when v is NaN, so NaN never enters it)
-// and a running sum that turns NaN if the block holds one (or adds inf and -inf: then the scalar
-// NaN scan finds none and the block goes on as usual). The first block that raised the running
-// extremum holds its first occurrence; one vector compare scan of it finds the index. -0 and +0
-// compare equal, so they tie as in arg_key_f32.
+// and an "ordered" compare of pairs of vectors chained through a mask register, which loses a
+// lane for good once a NaN passes (one compare per two vectors). The first block that raised the
+// running extremum holds its first occurrence; one vector compare scan of it finds the index.
+// -0 and +0 compare equal, so they tie as in arg_key_f32.
 template <bool IsMax>
 inline __m512 ext_ps(__m512 v, __m512 m) {
   return IsMax ? _mm512_maskz_max_ps(__mmask16(0xffff), v, m) : _mm512_maskz_min_ps(__mmask16(0xffff), v, m);
@@ -156,27 +156,28 @@ inline int64_t arg_row(const float* x, int64_t n) {
   int64_t at = 0;
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t e = std::min(n, b + kBlock);
-    __m512 m0 = fill, m1 = fill, s0 = _mm512_setzero_ps(), s1 = s0;
+    __m512 m0 = fill, m1 = fill, m2 = fill, m3 = fill;
+    __mmask16 ord0 = 0xffff, ord1 = 0xffff;  // lanes that saw no NaN
     int64_t i = b;
-    for (; i + 32 <= e; i += 32) {
+    for (; i + 64 <= e; i += 64) {
       const __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
+      const __m512 v2 = _mm512_loadu_ps(x + i + 32), v3 = _mm512_loadu_ps(x + i + 48);
       m0 = ext_ps<IsMax>(v0, m0);
       m1 = ext_ps<IsMax>(v1, m1);
-      s0 = _mm512_add_ps(s0, v0);
-      s1 = _mm512_add_ps(s1, v1);
+      m2 = ext_ps<IsMax>(v2, m2);
+      m3 = ext_ps<IsMax>(v3, m3);
+      ord0 = _mm512_mask_cmp_ps_mask(ord0, v0, v1, _CMP_ORD_Q);
+      ord1 = _mm512_mask_cmp_ps_mask(ord1, v2, v3, _CMP_ORD_Q);
     }
-    for (; i < e; i += 16) {
-      const __mmask16 k = tail_mask(e - i);
-      const __m512 v = _mm512_mask_loadu_ps(fill, k, x + i);
+    for (; i < e; i += 16) {  // fill lanes are +-inf: ordered, and never above the extremum
+      const __m512 v = _mm512_mask_loadu_ps(fill, tail_mask(e - i), x + i);
       m0 = ext_ps<IsMax>(v, m0);
-      s0 = _mm512_mask_add_ps(s0, k, s0, v);
+      ord0 = _mm512_mask_cmp_ps_mask(ord0, v, v, _CMP_ORD_Q);
     }
-    const __m512 s = _mm512_add_ps(s0, s1);
-    if (_mm512_cmp_ps_mask(s, s, _CMP_UNORD_Q))
+    if (__mmask16(ord0 & ord1) != 0xffff)
       for (int64_t j = b; j < e; ++j)
         if (x[j] != x[j]) return j;
-    const __m512 m = ext_ps<IsMax>(m0, m1);
-    const float mb = hext<IsMax>(m);
+    const float mb = hext<IsMax>(ext_ps<IsMax>(ext_ps<IsMax>(m0, m1), ext_ps<IsMax>(m2, m3)));
     if (IsMax ? mb > best : mb < best) best = mb, at = b;
   }
   const __m512 bv = _mm512_set1_ps(best);
