@@ -425,7 +425,7 @@ def test_float32_arg_rows_block_edges(n):
     """Guards the blockwise float32 arg kernel at its edges: row tails shorter than a vector, the
     extremum in the last partial vector or in a later 512-element block with an equal value in an
     earlier one, rows of -inf only (nothing beats the start value), and blocks holding both +inf
-    and -inf or huge values whose running sum turns NaN without any NaN in the block."""
+    and -inf or huge values (where a NaN check built on a running sum would raise false alarms)."""
     rng = np.random.default_rng(n)
     rows = [rng.integers(-3, 4, n).astype(np.float32), np.full(n, -np.inf, np.float32),
             np.full(n, np.inf, np.float32), (rng.choice([-1, 1], n) * 3e38).astype(np.float32),

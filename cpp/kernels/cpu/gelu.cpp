@@ -17,7 +17,8 @@ namespace gelu_detail {
 // [k/2 - 1/4, k/2 + 1/4], k = 0..30, as a polynomial in w = a - k/2: row 0 and 1 the constant
 // term split hi + lo, rows 2..7 the coefficients of w..w^6. Weighted least squares for relative
 // error on 120 Chebyshev nodes per interval in 40-digit arithmetic: within 0.13 ulp before the
-// float rounding. Entry 31 repeats entry 30 (never used: |x| is capped at 14.85).
+// float rounding. Entry 31 repeats entry 30; past |x| = 15.75 the index wraps around (the
+// results there underflow whatever h is).
 alignas(64) inline constexpr float kMillsTable[8][32] = {
     {0.5f, 0.349618822f, 0.261578292f, 0.20578067f, 0.168101996f, 0.14133133f, 0.121513948f, 0.106345154f, 0.094410643f, 0.084803395f, 0.0769193023f, 0.0703426972f, 0.0647793114f, 0.0600156747f, 0.0558934808f, 0.0522930957f, 0.0491225459f, 0.0463100448f, 0.0437987894f, 0.04154329f, 0.0395066924f, 0.037658859f, 0.03597489f, 0.0344340578f, 0.0330189727f, 0.0317149274f, 0.0305094142f, 0.0293917321f, 0.0283526611f, 0.0273842253f, 0.0264794882f, 0.0264794882f},
     {5.66562519e-10f, 1.2502416e-08f, 2.38545045e-10f, -3.06193737e-09f, 5.04199971e-09f, 1.43955647e-09f, 5.11319098e-10f, -7.11228243e-10f, -1.67951786e-09f, -2.86545876e-09f, 2.630693e-09f, -3.17802717e-09f, 2.90591573e-09f, 6.62701616e-10f, 1.66280067e-09f, 1.38049938e-09f, 3.4426681e-10f, -1.74416948e-09f, -5.1111404e-10f, -1.51730173e-09f, 1.66206837e-09f, -3.2537531e-10f, -3.72533226e-10f, 8.18460744e-10f, -1.64746161e-09f, -1.83530346e-09f, 3.4394626e-10f, -4.3733997e-10f, -5.30963773e-10f, -8.76562226e-11f, 7.60537633e-10f, 7.60537633e-10f},
@@ -59,7 +60,8 @@ inline F lookup32(const float* row, I k) {
 // vfixupimmps: the table maps x's class -inf to the default NaN and +inf to +inf, keeps y else.
 inline F fix_inf(F y, F x) { return (F)_mm512_fixupimm_ps((__m512)y, (__m512)x, _mm512_set1_epi32(0x530000), 0); }
 inline F fmsub(F a, F b, F c) { return (F)_mm512_fmsub_ps((__m512)a, (__m512)b, (__m512)c); }
-inline F min_nan(F c, F a) { return (F)_mm512_maskz_min_ps(__mmask16(0xffff), (__m512)c, (__m512)a); }  // a if either is NaN
+// vrangeps: the smaller magnitude, sign cleared (NaN gives 26).
+inline F abs_capped(F x) { return (F)_mm512_maskz_range_ps(__mmask16(0xffff), (__m512)x, _mm512_set1_ps(26.0f), 0x0a); }
 inline F scale_pow2(F y, F nf) { return (F)_mm512_maskz_scalef_ps(__mmask16(0xffff), (__m512)y, (__m512)nf); }
 #include "kernels/cpu/gelu_vec.inc"
 }  // namespace gelu_avx512
@@ -78,7 +80,9 @@ inline F fix_inf(F y, F x) {
   return (x == inf) ? inf : (x == -inf) ? x * 0.0f : y;
 }
 inline F fmsub(F a, F b, F c) { return (F)_mm256_fmsub_ps((__m256)a, (__m256)b, (__m256)c); }
-inline F min_nan(F c, F a) { return (F)_mm256_min_ps((__m256)c, (__m256)a); }  // a if either is NaN
+inline F abs_capped(F x) {
+  return (F)_mm256_min_ps(_mm256_set1_ps(26.0f), _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (__m256)x));
+}
 // 2^nf in two factors (nf reaches -160, below the smallest normal exponent); 0 below -149.5.
 inline F scale_pow2(F y, F nf) {
   const I n = __builtin_convertvector(nf, I), n1 = n >> 1, n2 = n - n1;
