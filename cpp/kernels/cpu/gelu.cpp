@@ -1,13 +1,15 @@
 #include "kernels/cpu/gelu.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstring>
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/vmath.h"
+
+#if LUCID_X86_DISPATCH
+#include <immintrin.h>
+#endif
 
 namespace lucid::kernels {
 

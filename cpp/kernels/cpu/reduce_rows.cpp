@@ -1,6 +1,5 @@
 #include "kernels/cpu/reduce_rows.h"
 
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -11,6 +10,10 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/vmath.h"
+
+#if LUCID_X86_DISPATCH
+#include <immintrin.h>
+#endif
 
 namespace lucid::kernels {
 
@@ -208,7 +211,9 @@ void arg_rows(const float* x, int64_t r0, int64_t r1, int64_t n, int64_t* idx, f
 namespace {
 
 // The row bodies in the best copy for this CPU: AVX-512 above, else run_best's AVX2 copy.
-bool use_v4() { return LUCID_X86_DISPATCH && cpu_level() == CpuLevel::V4; }
+#if LUCID_X86_DISPATCH
+bool use_v4() { return cpu_level() == CpuLevel::V4; }
+#endif
 
 void sum_rows_body(const float* x, float* out, int64_t r0, int64_t r1, int64_t n, double div) {
 #if LUCID_X86_DISPATCH
