@@ -59,6 +59,9 @@ using I = int32_t __attribute__((vector_size(64)));
 inline F lookup32(const float* row, I k) {
   return (F)_mm512_permutex2var_ps(_mm512_load_ps(row), (__m512i)k, _mm512_load_ps(row + 16));
 }
+using Mask = __mmask16;
+inline Mask neg_mask(F x) { return _mm512_movepi32_mask((__m512i)x); }
+inline F blend(Mask m, F a, F b) { return (F)_mm512_mask_blend_ps(m, (__m512)b, (__m512)a); }
 // vfixupimmps: the table maps x's class -inf to the default NaN and +inf to +inf, keeps y else.
 inline F fix_inf(F y, F x) { return (F)_mm512_fixupimm_ps((__m512)y, (__m512)x, _mm512_set1_epi32(0x530000), 0); }
 inline F fmsub(F a, F b, F c) { return (F)_mm512_fmsub_ps((__m512)a, (__m512)b, (__m512)c); }
@@ -77,6 +80,9 @@ using F = float __attribute__((vector_size(32)));
 using I = int32_t __attribute__((vector_size(32)));
 // 32-entry table lookup as a gather (k & 31: a NaN lane's index is INT_MIN).
 inline F lookup32(const float* row, I k) { return (F)_mm256_i32gather_ps(row, (__m256i)(k & 31), 4); }
+using Mask = I;
+inline Mask neg_mask(F x) { return (I)x >> 31; }
+inline F blend(Mask m, F a, F b) { return m ? a : b; }
 inline F fix_inf(F y, F x) {
   const F inf = F{} + __builtin_inff();
   return (x == inf) ? inf : (x == -inf) ? x * 0.0f : y;
@@ -85,11 +91,12 @@ inline F fmsub(F a, F b, F c) { return (F)_mm256_fmsub_ps((__m256)a, (__m256)b, 
 inline F abs_capped(F x) {
   return (F)_mm256_min_ps(_mm256_set1_ps(26.0f), _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (__m256)x));
 }
-// 2^nf in two factors (nf reaches -160, below the smallest normal exponent); 0 below -149.5.
+// 2^nf in two factors (one factor alone would leave the exponent range near -150); below -151
+// the factors themselves are out of range and the result is 0 with y's sign, as vscalefps gives.
 inline F scale_pow2(F y, F nf) {
   const I n = __builtin_convertvector(nf, I), n1 = n >> 1, n2 = n - n1;
   const F s = y * (F)((n1 + 127) << 23) * (F)((n2 + 127) << 23);
-  return (F)((I)s & ~(I)(nf < -151.0f));
+  return (F)((I)s & ~((I)(nf < -151.0f) & 0x7fffffff));  // +-0, keeping the sign
 }
 #include "kernels/cpu/gelu_vec.inc"
 }  // namespace gelu_avx2
