@@ -233,14 +233,19 @@ def test_nan_propagates_through_extrema():
     assert pylucid.from_numpy(big).argmax().item() == 70_000
 
 
-def test_argmax_first_occurrence_across_thread_partials():
-    """Guards against thread partials picking a later tied index."""
-    a = np.zeros((3, 200_000), dtype=np.float32)
-    a[:, 150_000] = 1
+@pytest.mark.parametrize("n", [200_000, 1_300_000])
+def test_argmax_first_occurrence_across_thread_partials(n):
+    """Guards against thread partials picking a later tied index (1.3M elements per row is past
+    the float32 row kernels' per-thread grain, so rows and one long row are split)."""
+    a = np.zeros((3, n), dtype=np.float32)
+    a[:, n - 50_000] = 1
     a[:, 60_000] = 1
     x = pylucid.from_numpy(a)
     assert x.argmax(1).tolist() == [60_000] * 3
     assert pylucid.from_numpy(a[0].copy()).argmax().item() == 60_000
+    a[1, n - 10] = np.nan
+    assert pylucid.from_numpy(a[1].copy()).argmax().item() == n - 10
+    assert pylucid.from_numpy(a).argmin(1).tolist() == [0, n - 10, 0]
 
 
 def test_logsumexp_is_stable():
@@ -415,6 +420,61 @@ def test_float32_argmax_argmin_rows_match_reference(shape):
     assert t.argmax(0).tolist() == _first_arg_reference(a, True)
 
 
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 32, 33, 511, 512, 513, 1024, 1537])
+def test_float32_arg_rows_block_edges(n):
+    """Guards the blockwise float32 arg kernel at its edges: row tails shorter than a vector, the
+    extremum in the last partial vector or in a later 512-element block with an equal value in an
+    earlier one, rows of -inf only (nothing beats the start value), and blocks holding both +inf
+    and -inf or huge values (where a NaN check built on a running sum would raise false alarms)."""
+    rng = np.random.default_rng(n)
+    rows = [rng.integers(-3, 4, n).astype(np.float32), np.full(n, -np.inf, np.float32),
+            np.full(n, np.inf, np.float32), (rng.choice([-1, 1], n) * 3e38).astype(np.float32),
+            rng.choice(np.array([np.inf, -np.inf, 0.0, -0.0], np.float32), n)]
+    last = np.zeros(n, np.float32)
+    last[n - 1] = 2
+    rows.append(last)
+    late = np.ones(n, np.float32)
+    late[: n // 2] = 0
+    rows.append(late)
+    a = np.stack(rows)
+    for is_max in (True, False):
+        want = _first_arg_reference(a, is_max)
+        x = pylucid.from_numpy(a)
+        assert (x.argmax(1) if is_max else x.argmin(1)).tolist() == want
+        for r in range(a.shape[0]):
+            row = pylucid.from_numpy(a[r].copy())
+            assert (row.argmax() if is_max else row.argmin()).item() == want[r]
+
+
+def test_float32_row_kernels_at_every_alignment():
+    """Guards the head peeled off before the first cache-line boundary (rows starting anywhere in
+    a 64-byte line, as numpy's 16-byte aligned buffers and sliced views do): arg results, the
+    first NaN inside the head, and the double sum all unchanged by the start offset."""
+    rng = np.random.default_rng(7)
+    buf = rng.integers(-4, 5, 4000).astype(np.float32)
+    for n in (3, 16, 40, 256, 271, 700, 1500):
+        for off in range(16):
+            v = buf[off:off + n]
+            x = pylucid.from_numpy(v)
+            assert x.argmax().item() == _first_arg_reference(v[None], True)[0]
+            assert x.argmin().item() == _first_arg_reference(v[None], False)[0]
+            assert x.sum().item() == float(np.float32(v.astype(np.float64).sum()))
+    nan = buf.copy()
+    nan[5] = np.nan
+    for off in range(6):
+        assert pylucid.from_numpy(nan[off:off + 700]).argmax().item() == 5 - off
+
+
+def test_float32_arg_noncontiguous_rows():
+    """Guards against a strided float32 view reaching the dense row kernel."""
+    a = np.random.default_rng(3).integers(-9, 9, size=(40, 300)).astype(np.float32)
+    v = a[::2, ::3]
+    x = pylucid._C._from_numpy(v)
+    assert x.argmax(1).tolist() == _first_arg_reference(v, True)
+    assert x.argmin(1).tolist() == _first_arg_reference(v, False)
+    assert x.argmax().item() == _first_arg_reference(v.reshape(1, -1), True)[0]
+
+
 def test_argmax_float32_matches_pytorch():
     """Guards the float32 fast path against PyTorch on random data with NaN and ties."""
     torch = pytest.importorskip("torch")
@@ -426,10 +486,11 @@ def test_argmax_float32_matches_pytorch():
     assert x.argmax().item() == t.argmax().item()
 
 
-@pytest.mark.parametrize("shape", [(3, 0), (5, 1), (7, 15), (7, 16), (9, 33), (1024, 1024), (2, 100_000), (1, 1_000_001)])
+@pytest.mark.parametrize("shape", [(3, 0), (5, 1), (7, 7), (7, 8), (7, 15), (7, 16), (9, 33), (4, 64), (1024, 1024),
+                                   (2, 100_000), (1, 1_000_001), (3, 400_000), (1, 2_100_000)])
 def test_float32_row_sums_accumulate_in_double(shape):
-    """Guards the vectorised float32 row sum (16 double lanes, rows or one long row over threads):
-    lane tails, empty rows, and double accumulation (a float32 sum of 0.1s drifts by ~1e-4
+    """Guards the vectorised float32 row sum (double lanes, rows or one long row over threads past
+    the per-thread grain): lane tails, empty rows, and double accumulation (a float32 sum of 0.1s drifts by ~1e-4
     relative; a double one rounds once)."""
     a = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
     if shape[1] > 1000:

@@ -7,6 +7,8 @@
 //  - LUCID_CLONES_AVX2 / LUCID_CLONES_AVX2_FMA / LUCID_CLONES_AVX512 on a function: GCC's
 //    target_clones, the loader picks the copy. AVX512 adds an x86-64-v4 copy to the AVX2 + FMA
 //    one, for kernels whose vectorised transcendental math gains from the wider registers.
+//  - cpu_level(): for kernels written per instruction set (`#pragma GCC target` regions with
+//    intrinsics, e.g. gelu.cpp), the x86-64 level this CPU runs, checked once per process.
 #pragma once
 
 #define LUCID_ALWAYS_INLINE inline __attribute__((always_inline))
@@ -40,6 +42,20 @@ inline bool cpu_has(Isa isa) {
 #else
   (void)isa;
   return false;
+#endif
+}
+
+// x86-64 micro-architecture levels: V3 = AVX2 + FMA (+ BMI, F16C), V4 = V3 + AVX-512 F/BW/CD/DQ/VL.
+enum class CpuLevel { Base, V3, V4 };
+
+inline CpuLevel cpu_level() {
+#if LUCID_X86_DISPATCH
+  static const CpuLevel level = __builtin_cpu_supports("x86-64-v4")   ? CpuLevel::V4
+                                : __builtin_cpu_supports("x86-64-v3") ? CpuLevel::V3
+                                                                      : CpuLevel::Base;
+  return level;
+#else
+  return CpuLevel::Base;
 #endif
 }
 

@@ -4,12 +4,17 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <vector>
 
 #include "core/threads.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/vmath.h"
+
+#if LUCID_X86_DISPATCH
+#include <immintrin.h>
+#endif
 
 namespace lucid::kernels {
 
@@ -90,19 +95,187 @@ struct ArgSpan {
   }
 };
 
-// Threads for rows x n elements: none below 2 grains of work.
+}  // namespace
+
+#if LUCID_X86_DISPATCH
+// x86-64-v4 (AVX-512) copies, written with intrinsics: 16 float lanes, masked loads for row tails.
+#pragma GCC push_options
+#pragma GCC target("arch=x86-64-v4")
+namespace rows_v4 {
+
+// The zero-masked forms of the intrinsics: GCC 12's plain forms start from an "undefined" vector
+// that -Wmaybe-uninitialized reports.
+inline __m512d widen(__m256 v) { return _mm512_maskz_cvtps_pd(__mmask8(0xff), v); }
+// Horizontal sums and extrema with __builtin_shufflevector (GCC 12's shuffle intrinsics trip
+// -Wmaybe-uninitialized as well).
+inline double hsum(__m512d a) {
+  a += __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3);
+  a += __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5);
+  a += __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6);
+  return a[0];
+}
+
+// Sum in double: 8-float loads widened to 8 doubles (vcvtps2pd), four independent accumulators.
+inline double sum_row(const float* x, int64_t n) {
+  __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+  // On long rows, the elements before the first 32-byte boundary first, so that no load below
+  // splits a cache line (numpy buffers are often only 16-byte aligned; a split load costs two).
+  int64_t i = n < 256 ? 0 : int64_t((32 - (reinterpret_cast<uintptr_t>(x) & 31)) & 31) / 4;
+  if (i) a3 = widen(_mm256_maskz_loadu_ps(__mmask8((1u << i) - 1), x));
+  for (; i + 32 <= n; i += 32) {
+    a0 = _mm512_add_pd(a0, widen(_mm256_loadu_ps(x + i)));
+    a1 = _mm512_add_pd(a1, widen(_mm256_loadu_ps(x + i + 8)));
+    a2 = _mm512_add_pd(a2, widen(_mm256_loadu_ps(x + i + 16)));
+    a3 = _mm512_add_pd(a3, widen(_mm256_loadu_ps(x + i + 24)));
+  }
+  for (; i + 8 <= n; i += 8) a0 = _mm512_add_pd(a0, widen(_mm256_loadu_ps(x + i)));
+  if (i < n) a1 = _mm512_add_pd(a1, widen(_mm256_maskz_loadu_ps(__mmask8((1u << (n - i)) - 1), x + i)));
+  return hsum(_mm512_add_pd(_mm512_add_pd(a0, a1), _mm512_add_pd(a2, a3)));
+}
+
+// The first index of the largest (IsMax) or smallest element, NaN winning (the first NaN): per
+// block of 512 a vectorised max (vmaxps(v, m) returns m when v is NaN, so NaN never enters it)
+// and an "ordered" compare of pairs of vectors chained through a mask register, which loses a
+// lane for good once a NaN passes (one compare per two vectors). The first block that raised the
+// running extremum holds its first occurrence; one vector compare scan of it finds the index.
+// -0 and +0 compare equal, so they tie as in arg_key_f32.
+template <bool IsMax>
+inline __m512 ext_ps(__m512 v, __m512 m) {
+  return IsMax ? _mm512_maskz_max_ps(__mmask16(0xffff), v, m) : _mm512_maskz_min_ps(__mmask16(0xffff), v, m);
+}
+// The extremum of the 16 lanes (no NaN among them).
+template <bool IsMax>
+inline float hext(__m512 m) {
+  m = ext_ps<IsMax>(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  m = ext_ps<IsMax>(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+  m = ext_ps<IsMax>(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+  m = ext_ps<IsMax>(m, __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+  return m[0];
+}
+inline __mmask16 tail_mask(int64_t left) { return left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1); }
+
+template <bool IsMax>
+inline int64_t arg_row(const float* x, int64_t n) {
+  constexpr int64_t kBlock = 512;
+  const float kFill = IsMax ? -__builtin_inff() : __builtin_inff();
+  const __m512 fill = _mm512_set1_ps(kFill);
+  float best = kFill;
+  int64_t at = 0;
+  // On long rows the first block also takes the elements before the first 64-byte boundary (one
+  // masked load), so that the loads below never split a cache line (numpy buffers are often only
+  // 16-byte aligned: split loads made a 1 MB argmax 1.5x slower). Short rows are not worth it.
+  const int64_t head = n < 256 ? 0 : int64_t((64 - (reinterpret_cast<uintptr_t>(x) & 63)) & 63) / 4;
+  for (int64_t b = 0, e; b < n; b = e) {
+    e = std::min(n, (b ? b : head) + kBlock);
+    __m512 m0 = fill, m1 = fill, m2 = fill, m3 = fill;
+    __mmask16 ord0 = 0xffff, ord1 = 0xffff;  // lanes that saw no NaN
+    int64_t i = b;
+    if (b == 0 && head) {
+      const __m512 v = _mm512_mask_loadu_ps(fill, tail_mask(head), x);
+      m3 = ext_ps<IsMax>(v, m3);
+      ord1 = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+      i = head;
+    }
+    for (; i + 64 <= e; i += 64) {
+      const __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
+      const __m512 v2 = _mm512_loadu_ps(x + i + 32), v3 = _mm512_loadu_ps(x + i + 48);
+      m0 = ext_ps<IsMax>(v0, m0);
+      m1 = ext_ps<IsMax>(v1, m1);
+      m2 = ext_ps<IsMax>(v2, m2);
+      m3 = ext_ps<IsMax>(v3, m3);
+      ord0 = _mm512_mask_cmp_ps_mask(ord0, v0, v1, _CMP_ORD_Q);
+      ord1 = _mm512_mask_cmp_ps_mask(ord1, v2, v3, _CMP_ORD_Q);
+    }
+    for (; i < e; i += 16) {  // fill lanes are +-inf: ordered, and never above the extremum
+      const __m512 v = _mm512_mask_loadu_ps(fill, tail_mask(e - i), x + i);
+      m0 = ext_ps<IsMax>(v, m0);
+      ord0 = _mm512_mask_cmp_ps_mask(ord0, v, v, _CMP_ORD_Q);
+    }
+    if (__mmask16(ord0 & ord1) != 0xffff)
+      for (int64_t j = b; j < e; ++j)
+        if (x[j] != x[j]) return j;
+    const float mb = hext<IsMax>(ext_ps<IsMax>(ext_ps<IsMax>(m0, m1), ext_ps<IsMax>(m2, m3)));
+    if (IsMax ? mb > best : mb < best) best = mb, at = b;
+  }
+  const __m512 bv = _mm512_set1_ps(best);
+  for (int64_t i = at;; i += 16) {  // best is in the row, so this returns within the block
+    const __mmask16 k = tail_mask(n - i);
+    const __mmask16 eq = _mm512_mask_cmp_ps_mask(k, _mm512_maskz_loadu_ps(k, x + i), bv, _CMP_EQ_OQ);
+    if (eq) return i + __builtin_ctz(eq);
+  }
+}
+
+void sum_rows(const float* x, float* out, int64_t r0, int64_t r1, int64_t n, double div) {
+  for (int64_t r = r0; r < r1; ++r) out[r] = float(sum_row(x + r * n, n) / div);
+}
+void sum_span(const float* x, int64_t n, double* out) { *out = sum_row(x, n); }
+template <bool IsMax>
+void arg_rows(const float* x, int64_t r0, int64_t r1, int64_t n, int64_t* idx, float* vals) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t i = arg_row<IsMax>(x + r * n, n);
+    idx[r] = i;
+    if (vals) vals[r] = x[r * n + i];
+  }
+}
+
+}  // namespace rows_v4
+#pragma GCC pop_options
+#endif
+
+namespace {
+
+// The row bodies in the best copy for this CPU: AVX-512 above, else run_best's AVX2 copy.
+#if LUCID_X86_DISPATCH
+bool use_v4() { return cpu_level() == CpuLevel::V4; }
+#endif
+
+void sum_rows_body(const float* x, float* out, int64_t r0, int64_t r1, int64_t n, double div) {
+#if LUCID_X86_DISPATCH
+  if (use_v4()) return rows_v4::sum_rows(x, out, r0, r1, n, div);
+#endif
+  run_best<SumRows, Isa::Avx2>(x, out, r0, r1, n, div);
+}
+void sum_span_body(const float* x, int64_t n, double* out) {
+#if LUCID_X86_DISPATCH
+  if (use_v4()) return rows_v4::sum_span(x, n, out);
+#endif
+  run_best<SumSpan, Isa::Avx2>(x, n, out);
+}
+template <bool IsMax>
+void arg_rows_body(const float* x, int64_t r0, int64_t r1, int64_t n, int64_t* idx, float* vals) {
+#if LUCID_X86_DISPATCH
+  if (use_v4()) return rows_v4::arg_rows<IsMax>(x, r0, r1, n, idx, vals);
+#endif
+  run_best<ArgRows<IsMax>, Isa::Avx2>(x, r0, r1, n, idx, vals);
+}
+template <bool IsMax>
+void arg_span_body(const float* x, int64_t n, ArgKey* out) {
+#if LUCID_X86_DISPATCH
+  if (use_v4()) {
+    const int64_t i = rows_v4::arg_row<IsMax>(x, n);
+    *out = {arg_key_f32<IsMax>(x[i]), i};
+    return;
+  }
+#endif
+  run_best<ArgSpan<IsMax>, Isa::Avx2>(x, n, out);
+}
+
+// Threads for rows x n elements, one per kRowGrain. These bodies stream 30-60 GB/s on one core,
+// so a thread pays off only on megabytes: with the generic kParallelGrain a 1 MB argmax spent
+// longer entering the parallel region (waiting for a busy second core) than reducing.
+constexpr int64_t kRowGrain = int64_t(1) << 19;
 int row_threads(int64_t rows, int64_t n) {
-  return int(std::max<int64_t>(1, std::min<int64_t>(num_threads(), rows * n / kParallelGrain)));
+  return int(std::max<int64_t>(1, std::min<int64_t>(num_threads(), rows * n / kRowGrain)));
 }
 
 }  // namespace
 
 void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double div) {
   const int nt = row_threads(rows, n);
-  if (nt == 1) return run_best<SumRows, Isa::Avx2>(x, out, int64_t(0), rows, n, div);
+  if (nt == 1) return sum_rows_body(x, out, 0, rows, n, div);
   if (rows >= nt) {
 #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; ++t) run_best<SumRows, Isa::Avx2>(x, out, rows * t / nt, rows * (t + 1) / nt, n, div);
+    for (int t = 0; t < nt; ++t) sum_rows_body(x, out, rows * t / nt, rows * (t + 1) / nt, n, div);
     return;
   }
   // Few long rows (a full sum): split each row, partial sums combined in order (the result
@@ -111,7 +284,7 @@ void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double di
   for (int64_t r = 0; r < rows; ++r) {
     const float* p = x + r * n;
 #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; ++t) run_best<SumSpan, Isa::Avx2>(p + n * t / nt, n * (t + 1) / nt - n * t / nt, &part[size_t(t)]);
+    for (int t = 0; t < nt; ++t) sum_span_body(p + n * t / nt, n * (t + 1) / nt - n * t / nt, &part[size_t(t)]);
     double s = 0;
     for (int t = 0; t < nt; ++t) s += part[size_t(t)];
     out[r] = float(s / div);
@@ -123,10 +296,10 @@ void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double di
 template <bool IsMax>
 void arg_rows_f32(const float* x, int64_t rows, int64_t n, int64_t* idx, float* vals) {
   const int nt = row_threads(rows, n);
-  if (nt == 1) return run_best<ArgRows<IsMax>, Isa::Avx2>(x, int64_t(0), rows, n, idx, vals);
+  if (nt == 1) return arg_rows_body<IsMax>(x, 0, rows, n, idx, vals);
   if (rows >= nt) {
 #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; ++t) run_best<ArgRows<IsMax>, Isa::Avx2>(x, rows * t / nt, rows * (t + 1) / nt, n, idx, vals);
+    for (int t = 0; t < nt; ++t) arg_rows_body<IsMax>(x, rows * t / nt, rows * (t + 1) / nt, n, idx, vals);
     return;
   }
   // Few long rows (the flattened tensor): split each row; the first chunk holding the largest
@@ -136,7 +309,7 @@ void arg_rows_f32(const float* x, int64_t rows, int64_t n, int64_t* idx, float* 
     const float* p = x + r * n;
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (int t = 0; t < nt; ++t)
-      run_best<ArgSpan<IsMax>, Isa::Avx2>(p + n * t / nt, n * (t + 1) / nt - n * t / nt, &part[size_t(t)]);
+      arg_span_body<IsMax>(p + n * t / nt, n * (t + 1) / nt - n * t / nt, &part[size_t(t)]);
     int best = 0;
     for (int t = 1; t < nt; ++t)
       if (part[size_t(t)].key > part[size_t(best)].key) best = t;

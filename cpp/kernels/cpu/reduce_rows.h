@@ -1,7 +1,8 @@
 // Float32 row reductions over contiguous rows, the fast paths of sum/mean and argmax/argmin:
-// each row body is compiled for baseline x86-64 and for AVX2 (cpu_features.h), and the rows (or,
-// for a few long rows, spans of one row) are shared among threads. Results depend on the
-// thread count only.
+// each row body has an AVX-512 copy written with intrinsics and a generic one compiled for
+// baseline x86-64 and for AVX2 (cpu_features.h picks), and the rows (or, for a few long rows,
+// spans of one row) are shared among threads. Sums accumulate in double in both copies (they
+// differ only in the order of the double adds); arg results are the same in both.
 #pragma once
 #include <cstdint>
 
