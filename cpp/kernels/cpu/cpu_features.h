@@ -27,24 +27,6 @@
 
 namespace lucid::kernels {
 
-// The second copy's instruction set. Avx2 alone never contracts a * b + c into an FMA, so it
-// rounds as the baseline copy does; Avx2Fma may.
-// Avx512 (F, VL, DQ, BW, with AVX2 + FMA) falls back to Avx2Fma, then to the baseline copy.
-enum class Isa { Avx2, Avx2Fma, Avx512 };
-
-inline bool cpu_has(Isa isa) {
-#if LUCID_X86_DISPATCH
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  static const bool fma = avx2 && __builtin_cpu_supports("fma");
-  static const bool avx512 = fma && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
-  return isa == Isa::Avx2 ? avx2 : isa == Isa::Avx2Fma ? fma : avx512;
-#else
-  (void)isa;
-  return false;
-#endif
-}
-
 // x86-64 micro-architecture levels: V3 = AVX2 + FMA (+ BMI, F16C), V4 = V3 + AVX-512 F/BW/CD/DQ/VL.
 enum class CpuLevel { Base, V3, V4 };
 
@@ -56,6 +38,23 @@ inline CpuLevel cpu_level() {
   return level;
 #else
   return CpuLevel::Base;
+#endif
+}
+
+// The second copy's instruction set. Avx2 alone never contracts a * b + c into an FMA, so it
+// rounds as the baseline copy does; Avx2Fma may.
+// Avx512 (the x86-64-v4 level) falls back to Avx2Fma, then to the baseline copy.
+enum class Isa { Avx2, Avx2Fma, Avx512 };
+
+inline bool cpu_has(Isa isa) {
+#if LUCID_X86_DISPATCH
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  static const bool fma = avx2 && __builtin_cpu_supports("fma");
+  static const bool avx512 = fma && cpu_level() == CpuLevel::V4;
+  return isa == Isa::Avx2 ? avx2 : isa == Isa::Avx2Fma ? fma : avx512;
+#else
+  (void)isa;
+  return false;
 #endif
 }
 
