@@ -449,6 +449,11 @@ def _size(self, dim=None):
     return self.shape[dim]
 
 
+# How many post-accumulate-grad hooks are live (autograd/graph.py counts them); read here on every
+# backward, so it lives in this module rather than behind an import.
+_POST_HOOKS = {"live": 0}
+
+
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on
     (only of ``inputs`` when given). ``create_graph=True`` records the backward computation so the
@@ -460,9 +465,9 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
         backward(self, gradient, retain_graph, create_graph,
                  inputs=[inputs] if isinstance(inputs, Tensor) else inputs)
         return
-    from .autograd import graph  # noqa: PLC0415  (post-accumulate-grad hooks run after the engine)
+    if _POST_HOOKS["live"]:  # post-accumulate-grad hooks are registered: they run after the engine
+        from .autograd import graph  # noqa: PLC0415
 
-    if graph._POST["live"]:
         with graph._accumulation_scope():
             _backward_c(self, gradient, _builtins.bool(retain_graph), _builtins.bool(create_graph))
         return

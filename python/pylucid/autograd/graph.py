@@ -141,7 +141,7 @@ def _pack(tensors):
 
 # ---- post-accumulate-grad hooks -------------------------------------------------------------
 
-_POST = {"live": 0}
+from .._tensor import _POST_HOOKS as _POST  # noqa: E402
 
 
 def _pending():
