@@ -6,6 +6,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "bindings/common.h"
+#include "ops/select_k.h"
 
 namespace lucid::bindings {
 
@@ -81,6 +82,30 @@ LUCID_BINDING(autograd, 1) {
   py::class_<AccumulateGrad, Node, std::shared_ptr<AccumulateGrad>>(m, "AccumulateGrad", "The node at a leaf: adds the incoming gradient into variable.grad.")
       .def_readonly("variable", &AccumulateGrad::variable,
                     "The leaf tensor whose .grad this node accumulates into (a strong reference).");
+
+  // Nodes with their own Python class, so type(t.grad_fn).__name__ is PyTorch's name too.
+  py::class_<SelectBackward<SelectKind::MaxDim>, Node, std::shared_ptr<SelectBackward<SelectKind::MaxDim>>>(
+      m, "MaxBackward0", "max(dim)'s node: the gradient goes to the returned index.");
+  py::class_<SelectBackward<SelectKind::MinDim>, Node, std::shared_ptr<SelectBackward<SelectKind::MinDim>>>(
+      m, "MinBackward0", "min(dim)'s node: the gradient goes to the returned index.");
+  py::class_<SelectBackward<SelectKind::MedianDim>, Node, std::shared_ptr<SelectBackward<SelectKind::MedianDim>>>(
+      m, "MedianBackward1", "median(dim)'s node: the gradient goes to the returned index.");
+  py::class_<SelectBackward<SelectKind::NanmedianDim>, Node,
+             std::shared_ptr<SelectBackward<SelectKind::NanmedianDim>>>(
+      m, "NanmedianBackward1", "nanmedian(dim)'s node: the gradient goes to the returned index.");
+  py::class_<SelectBackward<SelectKind::Kthvalue>, Node, std::shared_ptr<SelectBackward<SelectKind::Kthvalue>>>(
+      m, "KthvalueBackward0", "kthvalue's node: the gradient goes to the returned index.");
+  py::class_<SelectBackward<SelectKind::Mode>, Node, std::shared_ptr<SelectBackward<SelectKind::Mode>>>(
+      m, "ModeBackward0", "mode's node: the gradient goes to the returned index.");
+  py::class_<EvenSplitBackward<SplitKind::Max>, Node, std::shared_ptr<EvenSplitBackward<SplitKind::Max>>>(
+      m, "MaxBackward1", "max()'s node: the gradient is split evenly among the maxima (the NaNs if any).");
+  py::class_<EvenSplitBackward<SplitKind::Min>, Node, std::shared_ptr<EvenSplitBackward<SplitKind::Min>>>(
+      m, "MinBackward1", "min()'s node: the gradient is split evenly among the minima (the NaNs if any).");
+  py::class_<EvenSplitBackward<SplitKind::Median>, Node, std::shared_ptr<EvenSplitBackward<SplitKind::Median>>>(
+      m, "MedianBackward0", "median()'s node: the gradient is split evenly among the elements equal to it.");
+  py::class_<EvenSplitBackward<SplitKind::Nanmedian>, Node,
+             std::shared_ptr<EvenSplitBackward<SplitKind::Nanmedian>>>(
+      m, "NanmedianBackward0", "nanmedian()'s node: the gradient is split evenly among the elements equal to it.");
 
   m.def("_accumulate_grad", [](const TensorImplPtr& t, const TensorImplPtr& g, bool create_graph) {
     GradModeGuard mode(create_graph);

@@ -18,6 +18,7 @@
 #include "ops/join.h"
 #include "ops/op_utils.h"
 #include "ops/reduce_plan.h"
+#include "ops/select_k.h"
 #include "ops/unary.h"
 #include "ops/view.h"
 
@@ -302,7 +303,7 @@ template <int Kind>
 struct ExtBackward : FuncOp<ExtBackward<Kind>, 2>, ReduceMeta {
   static const OpSchema& schema_v1;
   const char* name() const override {
-    constexpr const char* n[] = {"AmaxBackward", "AminBackward", "MaxBackward", "MinBackward"};
+    constexpr const char* n[] = {"AmaxBackward0", "AminBackward0", "MaxBackward", "MinBackward"};
     return n[Kind];
   }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
@@ -340,6 +341,17 @@ const OpSchema& ExtBackward<kMax>::schema_v1 = register_schema(
 template <>
 const OpSchema& ExtBackward<kMin>::schema_v1 = register_schema(
     {.name = "min", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+}  // namespace
+// max()/min() and max(dim)/min(dim) record their PyTorch nodes (ops/select_k.h) under these schemas.
+template <>
+const OpSchema& EvenSplitBackward<SplitKind::Max>::schema_v1 = ExtBackward<kMax>::schema_v1;
+template <>
+const OpSchema& EvenSplitBackward<SplitKind::Min>::schema_v1 = ExtBackward<kMin>::schema_v1;
+template <>
+const OpSchema& SelectBackward<SelectKind::MaxDim>::schema_v1 = ExtBackward<kMax>::schema_v1;
+template <>
+const OpSchema& SelectBackward<SelectKind::MinDim>::schema_v1 = ExtBackward<kMin>::schema_v1;
+namespace {
 
 const OpSchema& kArgmaxSchema = register_schema(
     {.name = "argmax", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = false});
@@ -356,6 +368,10 @@ void check_nonempty(const TensorImplPtr& x, const std::vector<bool>& m, const ch
 template <int Kind>
 void record_ext(const TensorImplPtr& out, const TensorImplPtr& x, const TensorImplPtr& xc, const std::vector<bool>& m) {
   if (!any_requires_grad({&x})) return;
+  if constexpr (Kind == kMax || Kind == kMin) {  // all elements; max(dim) records in ext_dim
+    record_even_split(Kind == kMax ? SplitKind::Max : SplitKind::Min, x, xc, out);
+    return;
+  }
   auto n = std::make_shared<ExtBackward<Kind>>();
   n->set(x, m);
   n->next_edges = {gradient_edge(x)};
@@ -417,7 +433,8 @@ std::pair<TensorImplPtr, TensorImplPtr> ext_dim(const TensorImplPtr& x, int64_t 
   auto xc = cast_raw(x, compute_dtype(ExtBackward<Kind>::schema_v1, x->dtype));
   auto vals = empty(out_shape_of(x, m, keepdim), xc->dtype);
   auto idx = arg_impl<ext_is_max(Kind)>(xc, m, keepdim, vals);
-  record_ext<Kind>(vals, x, xc, m);
+  const int64_t d = x->ndim() ? wrap_dim(dim, x->ndim(), name) : 0;
+  record_select(Kind == kMax ? SelectKind::MaxDim : SelectKind::MinDim, x, vals, idx, d, keepdim);
   return {vals, idx};
 }
 
