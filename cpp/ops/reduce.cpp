@@ -251,7 +251,7 @@ TensorImplPtr var_impl(const TensorImplPtr& x, const std::vector<int64_t>& dims,
     n->div = div;
     n->next_edges = {gradient_edge(x)};
     n->save(0, xc);
-    if (Sqrt) n->save(1, detach(out));
+    if (Sqrt) n->save_output(1, out);
     attach_node(out, std::move(n));
   }
   return out;
@@ -376,7 +376,7 @@ void record_ext(const TensorImplPtr& out, const TensorImplPtr& x, const TensorIm
   n->set(x, m);
   n->next_edges = {gradient_edge(x)};
   n->save(0, xc);
-  n->save(1, detach(out));
+  n->save_output(1, out);
   attach_node(out, std::move(n));
 }
 
@@ -681,7 +681,7 @@ TensorImplPtr logsumexp(const TensorImplPtr& x, const std::vector<int64_t>& dims
     n->set(x, m);
     n->next_edges = {gradient_edge(x)};
     n->save(0, xc);
-    n->save(1, detach(out));
+    n->save_output(1, out);
     attach_node(out, std::move(n));
   }
   return out;
@@ -731,7 +731,7 @@ TensorImplPtr norm(const TensorImplPtr& x, double p, const std::vector<int64_t>&
     n->p = p;
     n->next_edges = {gradient_edge(x)};
     n->save(0, xc);
-    n->save(1, detach(out));
+    n->save_output(1, out);
     attach_node(out, std::move(n));
   }
   return out;

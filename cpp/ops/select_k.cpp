@@ -98,7 +98,7 @@ NodePtr make_split(const TensorImplPtr& x, const TensorImplPtr& xs, const Tensor
   n->in_dtype_ = x->dtype;
   n->next_edges = {gradient_edge(x)};
   n->save(0, xs);
-  n->save(1, detach(out));
+  n->save_output(1, out);
   return n;
 }
 }  // namespace
