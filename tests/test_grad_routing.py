@@ -195,6 +195,16 @@ def _mistakes(m):
     def view_of_leaf_in_place():
         m.ones(3, requires_grad=True).view(3).mul_(2)
 
+    def leaf_setitem():
+        m.ones(3, requires_grad=True)[0] = 2.0
+
+    def leaf_masked_setitem():
+        x = m.ones(3, requires_grad=True)
+        x[m.tensor([True, False, True])] = 2.0
+
+    def leaf_random_fill():
+        m.ones(3, requires_grad=True).uniform_()
+
     def grad_shape():
         (m.ones(3, requires_grad=True) * 2).backward(m.ones(2))
 
@@ -217,7 +227,8 @@ def _mistakes(m):
         m.add(m.ones(3, 4), 1, out=m.ones(4).expand(3, 4))
 
     return [twice, non_scalar, no_grad_fn, grad_of_constant, input_without_grad, unused, saved_input_modified,
-            saved_output_modified, saved_constant_modified, leaf_in_place, view_of_leaf_in_place, grad_shape,
+            saved_output_modified, saved_constant_modified, leaf_in_place, view_of_leaf_in_place, leaf_setitem,
+            leaf_masked_setitem, leaf_random_fill, grad_shape,
             non_leaf_requires_grad, int_requires_grad, expanded_add, expanded_copy, expanded_unary, expanded_out]
 
 

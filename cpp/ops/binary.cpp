@@ -417,6 +417,7 @@ TensorImplPtr compare(const TensorImplPtr& a, const TensorImplPtr& b, CompareOp 
 // ---- in place ---------------------------------------------------------------------------
 
 void check_inplace(const TensorImplPtr& t, const char* op) {
+  if (GradMode::is_enabled()) inplace_records(t, {}, op);  // a leaf (or a view of one): PyTorch's message
   LUCID_CHECK(!(GradMode::is_enabled() && t->requires_grad), op,
               ": a tensor that requires grad cannot be modified in place while grad mode is on "
               "(use no_grad(), or detach() first)");
