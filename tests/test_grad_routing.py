@@ -268,3 +268,20 @@ def test_non_leaf_grad_access_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert y.grad is None and x.grad is None
+
+
+def test_saved_attributes_as_torch():
+    """Guards against the nodes' saved state differing from PyTorch's attributes, or staying
+    readable after a backward freed it."""
+    x = pylucid.tensor(TIES, requires_grad=True)
+    v, i = x.kthvalue(2, 1, keepdim=True)
+    n = v.grad_fn
+    assert (n._saved_dim, n._saved_keepdim, n._saved_self_sym_sizes) == (1, True, (2, 3))
+    assert n._saved_indices.tolist() == i.tolist() == [[1], [0]]
+    m = x.max()
+    assert m.grad_fn._saved_self.tolist() == TIES and m.grad_fn._saved_result.item() == 3.0
+    v.sum().backward()
+    m.backward()
+    for read in (lambda: n._saved_indices, lambda: m.grad_fn._saved_self):
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+            read()

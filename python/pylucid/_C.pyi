@@ -2392,44 +2392,140 @@ class AccumulateGrad(Node):
         """
 class MaxBackward0(Node):
     """
-    max(dim)'s node: the gradient goes to the returned index.
+    the gradient goes to the returned index.
     """
+    @property
+    def _saved_dim(self) -> builtins.int:
+        ...
+    @property
+    def _saved_indices(self) -> Tensor:
+        ...
+    @property
+    def _saved_keepdim(self) -> builtins.bool:
+        ...
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        ...
 class MinBackward0(Node):
     """
-    min(dim)'s node: the gradient goes to the returned index.
+    the gradient goes to the returned index.
     """
+    @property
+    def _saved_dim(self) -> builtins.int:
+        ...
+    @property
+    def _saved_indices(self) -> Tensor:
+        ...
+    @property
+    def _saved_keepdim(self) -> builtins.bool:
+        ...
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        ...
 class MedianBackward1(Node):
     """
-    median(dim)'s node: the gradient goes to the returned index.
+    the gradient goes to the returned index.
     """
+    @property
+    def _saved_dim(self) -> builtins.int:
+        ...
+    @property
+    def _saved_indices(self) -> Tensor:
+        ...
+    @property
+    def _saved_keepdim(self) -> builtins.bool:
+        ...
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        ...
 class NanmedianBackward1(Node):
     """
-    nanmedian(dim)'s node: the gradient goes to the returned index.
+    the gradient goes to the returned index.
     """
+    @property
+    def _saved_dim(self) -> builtins.int:
+        ...
+    @property
+    def _saved_indices(self) -> Tensor:
+        ...
+    @property
+    def _saved_keepdim(self) -> builtins.bool:
+        ...
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        ...
 class KthvalueBackward0(Node):
     """
-    kthvalue's node: the gradient goes to the returned index.
+    the gradient goes to the returned index.
     """
+    @property
+    def _saved_dim(self) -> builtins.int:
+        ...
+    @property
+    def _saved_indices(self) -> Tensor:
+        ...
+    @property
+    def _saved_keepdim(self) -> builtins.bool:
+        ...
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        ...
 class ModeBackward0(Node):
     """
-    mode's node: the gradient goes to the returned index.
+    the gradient goes to the returned index.
     """
+    @property
+    def _saved_dim(self) -> builtins.int:
+        ...
+    @property
+    def _saved_indices(self) -> Tensor:
+        ...
+    @property
+    def _saved_keepdim(self) -> builtins.bool:
+        ...
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        ...
 class MaxBackward1(Node):
     """
-    max()'s node: the gradient is split evenly among the maxima (the NaNs if any).
+    the gradient is split evenly among the elements equal to the result (the NaNs if it is NaN).
     """
+    @property
+    def _saved_result(self) -> Tensor:
+        ...
+    @property
+    def _saved_self(self) -> Tensor:
+        ...
 class MinBackward1(Node):
     """
-    min()'s node: the gradient is split evenly among the minima (the NaNs if any).
+    the gradient is split evenly among the elements equal to the result (the NaNs if it is NaN).
     """
+    @property
+    def _saved_result(self) -> Tensor:
+        ...
+    @property
+    def _saved_self(self) -> Tensor:
+        ...
 class MedianBackward0(Node):
     """
-    median()'s node: the gradient is split evenly among the elements equal to it.
+    the gradient is split evenly among the elements equal to the result (the NaNs if it is NaN).
     """
+    @property
+    def _saved_result(self) -> Tensor:
+        ...
+    @property
+    def _saved_self(self) -> Tensor:
+        ...
 class NanmedianBackward0(Node):
     """
-    nanmedian()'s node: the gradient is split evenly among the elements equal to it.
+    the gradient is split evenly among the elements equal to the result (the NaNs if it is NaN).
     """
+    @property
+    def _saved_result(self) -> Tensor:
+        ...
+    @property
+    def _saved_self(self) -> Tensor:
+        ...
 class Generator:
     """
     A random number generator (PyTorch's torch.Generator), drawing PyTorch's CPU stream: seeded alike, it yields the same numbers. Pass it as generator= to any random function; Generator(device='cpu').
