@@ -285,3 +285,11 @@ def test_saved_attributes_as_torch():
     for read in (lambda: n._saved_indices, lambda: m.grad_fn._saved_self):
         with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
             read()
+
+
+def test_masked_fill_on_expanded_view_warns():
+    """Guards against silently writing one element many times (PyTorch warns, deprecated)."""
+    x = pylucid.zeros(4)
+    with pytest.warns(UserWarning, match="Use of masked_fill_ on expanded tensors is deprecated"):
+        x.expand(3, 4).masked_fill_(pylucid.ones(3, 4, dtype=pylucid.bool), 1.0)
+    assert x.tolist() == [1.0, 1.0, 1.0, 1.0]

@@ -172,8 +172,7 @@ std::pair<TensorImplPtr, TensorImplPtr> kthvalue(const TensorImplPtr& x, int64_t
   const int64_t d = select_dim(x, dim, "kthvalue");
   const int64_t n = x->ndim() ? x->shape[size_t(d)] : 1;
   if (n > 0)
-    LUCID_CHECK_SHAPE(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension ", d,
-                      " (k = ", k, ", size ", n, ")");
+    LUCID_CHECK_SHAPE(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension ", d);
   auto [v, i] = per_row(x, d, keepdim, "kthvalue", [&]<class T, class A>(const T* p, T* vo, int64_t* io, int64_t r,
                                                                           int64_t len) {
     kernels::kthvalue_rows<T, A>(p, vo, io, r, len, k);
