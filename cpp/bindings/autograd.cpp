@@ -124,6 +124,9 @@ LUCID_BINDING(autograd, 1) {
   bind_split_node_class<SplitKind::Min>(m, "MinBackward1", split);
   bind_split_node_class<SplitKind::Median>(m, "MedianBackward0", split);
   bind_split_node_class<SplitKind::Nanmedian>(m, "NanmedianBackward0", split);
+  const char* split_ties = "the gradient is split evenly among the elements equal to the result.";
+  bind_split_node_class<SplitKind::Amax>(m, "AmaxBackward0", split_ties);
+  bind_split_node_class<SplitKind::Amin>(m, "AminBackward0", split_ties);
 
   m.def("_accumulate_grad", [](const TensorImplPtr& t, const TensorImplPtr& g, bool create_graph) {
     GradModeGuard mode(create_graph);

@@ -3,7 +3,7 @@
 // float32 sums accumulate in double, half types in float; all are ForceFP32 under autocast.
 // Gradient of amax/amin (and norm p=inf): split evenly among the tied extremal elements
 // (PyTorch's amax rule). max()/min() split evenly too, among the NaNs when the result is NaN;
-// max(dim)/min(dim) route it to the returned index (PyTorch's nodes, in ops/select_k.h).
+// max(dim)/min(dim) route it to the returned index (PyTorch's nodes, all in ops/select_k.h).
 // Saved: mean/sum nothing; var/logsumexp/max x (+ the output); prod x and the output.
 // An empty reduction: sum 0, prod 1, mean/var NaN; max/min/argmax over a zero-size dim raise.
 // sum_to reduces a broadcast gradient back to an operand's shape.

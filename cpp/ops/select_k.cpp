@@ -18,7 +18,8 @@ namespace lucid {
 namespace {
 constexpr const char* kSelectNodeName[] = {"MaxBackward0",       "MinBackward0",      "MedianBackward1",
                                            "NanmedianBackward1", "KthvalueBackward0", "ModeBackward0"};
-constexpr const char* kSplitNodeName[] = {"MaxBackward1", "MinBackward1", "MedianBackward0", "NanmedianBackward0"};
+constexpr const char* kSplitNodeName[] = {"MaxBackward1",       "MinBackward1",  "MedianBackward0",
+                                          "NanmedianBackward0", "AmaxBackward0", "AminBackward0"};
 }  // namespace
 
 template <SelectKind K>
@@ -44,16 +45,19 @@ const char* EvenSplitBackward<K>::name() const {
 // bit for bit. The mask is a constant: only g is recorded under create_graph.
 template <SplitKind K>
 std::vector<TensorImplPtr> EvenSplitBackward<K>::apply(const TensorImplPtr& g) {
+  Shape keep = in_shape_;  // the result's shape with keepdim
+  for (int64_t d : dims_) keep[size_t(d)] = 1;
   TensorImplPtr mask, count;
   {
     NoGradGuard no_grad;
     const auto& x = this->saved_[0];
     const auto& out = this->saved_[1];
-    const bool nan_out = is_floating(out->dtype) && std::isnan(item_as_double(out, name()));
-    mask = to(nan_out ? isnan(x) : compare(x, out, CompareOp::Eq), g->dtype, false);
-    count = sum(mask, {}, false);
+    constexpr bool nan_aware = K != SplitKind::Amax && K != SplitKind::Amin;
+    const bool nan_out = nan_aware && is_floating(out->dtype) && std::isnan(item_as_double(out, name()));
+    mask = to(nan_out ? isnan(x) : compare(x, reshape(out, keep), CompareOp::Eq), g->dtype, false);
+    count = sum(mask, dims_, /*keepdim=*/true);
   }
-  return {to(mul(div(g, count), mask), in_dtype_, false)};
+  return {to(mul(div(reshape(g, keep), count), mask), in_dtype_, false)};
 }
 
 #define LUCID_SELECT_SCHEMA(K, op)                                                            \
@@ -66,12 +70,14 @@ LUCID_SELECT_SCHEMA(NanmedianDim, "nanmedian")
 LUCID_SELECT_SCHEMA(Kthvalue, "kthvalue")
 LUCID_SELECT_SCHEMA(Mode, "mode")
 #undef LUCID_SELECT_SCHEMA
-// max/min over a dim or of everything share the schemas "max"/"min" registered by ops/reduce.cpp,
-// which defines these four schema_v1.
+// max/min/amax/amin share the schemas "max"/"min"/"amax"/"amin" registered by ops/reduce.cpp,
+// which defines these six schema_v1.
 template struct SelectBackward<SelectKind::MaxDim>;
 template struct SelectBackward<SelectKind::MinDim>;
 template struct EvenSplitBackward<SplitKind::Max>;
 template struct EvenSplitBackward<SplitKind::Min>;
+template struct EvenSplitBackward<SplitKind::Amax>;
+template struct EvenSplitBackward<SplitKind::Amin>;
 template <>
 const OpSchema& EvenSplitBackward<SplitKind::Median>::schema_v1 = SelectBackward<SelectKind::MedianDim>::schema_v1;
 template <>
@@ -93,9 +99,12 @@ NodePtr make_select(const TensorImplPtr& x, const TensorImplPtr& indices, int64_
   return n;
 }
 template <SplitKind K>
-NodePtr make_split(const TensorImplPtr& x, const TensorImplPtr& xs, const TensorImplPtr& out) {
+NodePtr make_split(const TensorImplPtr& x, const TensorImplPtr& xs, const TensorImplPtr& out,
+                   std::vector<int64_t> dims) {
   auto n = std::make_shared<EvenSplitBackward<K>>();
   n->in_dtype_ = x->dtype;
+  n->in_shape_ = x->shape;
+  n->dims_ = std::move(dims);
   n->next_edges = {gradient_edge(x)};
   n->save(0, xs);
   n->save_output(1, out);
@@ -118,14 +127,19 @@ void record_select(SelectKind kind, const TensorImplPtr& x, const TensorImplPtr&
   attach_node(values, std::move(n));
 }
 
-void record_even_split(SplitKind kind, const TensorImplPtr& x, const TensorImplPtr& xs, const TensorImplPtr& out) {
+void record_even_split(SplitKind kind, const TensorImplPtr& x, const TensorImplPtr& xs, const TensorImplPtr& out,
+                       std::vector<int64_t> dims) {
   if (!is_floating(x->dtype) || !any_requires_grad({&x})) return;
+  if (dims.empty())
+    for (int64_t d = 0; d < x->ndim(); ++d) dims.push_back(d);
   NodePtr n;
   switch (kind) {
-    case SplitKind::Max: n = make_split<SplitKind::Max>(x, xs, out); break;
-    case SplitKind::Min: n = make_split<SplitKind::Min>(x, xs, out); break;
-    case SplitKind::Median: n = make_split<SplitKind::Median>(x, xs, out); break;
-    case SplitKind::Nanmedian: n = make_split<SplitKind::Nanmedian>(x, xs, out); break;
+    case SplitKind::Max: n = make_split<SplitKind::Max>(x, xs, out, std::move(dims)); break;
+    case SplitKind::Min: n = make_split<SplitKind::Min>(x, xs, out, std::move(dims)); break;
+    case SplitKind::Median: n = make_split<SplitKind::Median>(x, xs, out, std::move(dims)); break;
+    case SplitKind::Nanmedian: n = make_split<SplitKind::Nanmedian>(x, xs, out, std::move(dims)); break;
+    case SplitKind::Amax: n = make_split<SplitKind::Amax>(x, xs, out, std::move(dims)); break;
+    case SplitKind::Amin: n = make_split<SplitKind::Amin>(x, xs, out, std::move(dims)); break;
   }
   attach_node(out, std::move(n));
 }

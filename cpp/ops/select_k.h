@@ -2,9 +2,11 @@
 // two ways PyTorch routes their gradient:
 //  - SelectBackward (max(dim), min(dim), median(dim), nanmedian(dim), kthvalue, mode): the
 //    gradient goes to the returned index alone, zeros elsewhere; saved: the indices.
-//  - EvenSplitBackward (max(), min(), median(), nanmedian() of all elements): the gradient is
-//    split evenly among the elements equal to the result, or among the NaNs when the result is
-//    NaN: dx = mask * (g / count(mask)); saved: x and the result.
+//  - EvenSplitBackward (amax/amin over dims; max(), min(), median(), nanmedian() of all elements):
+//    the gradient is split evenly among the elements equal to the result (per reduced slice):
+//    dx = (g / count(mask)) * mask; for max/min/median/nanmedian the mask is the NaNs when the
+//    result is NaN (amax/amin compare, so a NaN result gives NaN gradients, as PyTorch).
+//    Saved: x and the result.
 // Node names are PyTorch's, overload number included (MaxBackward0 is max(dim), MaxBackward1 max()).
 // kthvalue/median/mode values and indices follow PyTorch's CPU algorithms, ties and NaN included
 // (kernels/cpu/select_k.h). A zero-size reduced dim raises IndexError, k outside [1, n] LucidError.
@@ -17,7 +19,7 @@
 namespace lucid {
 
 enum class SelectKind { MaxDim, MinDim, MedianDim, NanmedianDim, Kthvalue, Mode };
-enum class SplitKind { Max, Min, Median, Nanmedian };
+enum class SplitKind { Max, Min, Median, Nanmedian, Amax, Amin };
 
 template <SelectKind K>
 struct SelectBackward : FuncOp<SelectBackward<K>, 1> {
@@ -41,6 +43,8 @@ template <SplitKind K>
 struct EvenSplitBackward : FuncOp<EvenSplitBackward<K>, 2> {
   static const OpSchema& schema_v1;
   DType in_dtype_ = DType::Float32;
+  Shape in_shape_;
+  std::vector<int64_t> dims_;  // the reduced dims (all of them but for amax/amin)
   const char* name() const override;
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g);
   std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) { return apply(g); }
@@ -57,12 +61,16 @@ template <> const OpSchema& EvenSplitBackward<SplitKind::Max>::schema_v1;
 template <> const OpSchema& EvenSplitBackward<SplitKind::Min>::schema_v1;
 template <> const OpSchema& EvenSplitBackward<SplitKind::Median>::schema_v1;
 template <> const OpSchema& EvenSplitBackward<SplitKind::Nanmedian>::schema_v1;
+template <> const OpSchema& EvenSplitBackward<SplitKind::Amax>::schema_v1;
+template <> const OpSchema& EvenSplitBackward<SplitKind::Amin>::schema_v1;
 
 // Attach the nodes (when grad mode is on and x requires grad). `xs` is the tensor whose
-// elements are compared with `out` (x itself, or x in the op's compute dtype).
+// elements are compared with `out` (x itself, or x in the op's compute dtype); `dims`: the
+// reduced dims (empty: all).
 void record_select(SelectKind kind, const TensorImplPtr& x, const TensorImplPtr& values,
                    const TensorImplPtr& indices, int64_t dim, bool keepdim);
-void record_even_split(SplitKind kind, const TensorImplPtr& x, const TensorImplPtr& xs, const TensorImplPtr& out);
+void record_even_split(SplitKind kind, const TensorImplPtr& x, const TensorImplPtr& xs, const TensorImplPtr& out,
+                       std::vector<int64_t> dims = {});
 
 std::pair<TensorImplPtr, TensorImplPtr> kthvalue(const TensorImplPtr& x, int64_t k, int64_t dim, bool keepdim);
 std::pair<TensorImplPtr, TensorImplPtr> median(const TensorImplPtr& x, int64_t dim, bool keepdim, bool ignore_nan);

@@ -13,7 +13,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'KthvalueBackward0', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MaxBackward0', 'MaxBackward1', 'MedianBackward0', 'MedianBackward1', 'MinBackward0', 'MinBackward1', 'ModeBackward0', 'MseLossBackward', 'NanmedianBackward0', 'NanmedianBackward1', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'RnnBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'acos', 'acosh', 'add', 'amax', 'amin', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmin', 'argsort', 'asin', 'asinh', 'atan', 'atan2', 'atanh', 'bernoulli', 'bincount', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cosh', 'cumprod', 'cumsum', 'default_generator', 'diagonal', 'div', 'dot', 'dtype', 'empty_cache', 'erf', 'erfc', 'exp', 'exp2', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'get_num_threads', 'histc', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'linear', 'log', 'log10', 'log1p', 'log2', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reset_peak_memory_stats', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'searchsorted', 'select', 'set_cache_limit', 'set_num_threads', 'sigmoid', 'sign', 'signbit', 'silu', 'sin', 'sinh', 'sort', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tan', 'tanh', 'topk', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unique', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmaxBackward0', 'AminBackward0', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'KthvalueBackward0', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MaxBackward0', 'MaxBackward1', 'MedianBackward0', 'MedianBackward1', 'MinBackward0', 'MinBackward1', 'ModeBackward0', 'MseLossBackward', 'NanmedianBackward0', 'NanmedianBackward1', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'RnnBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'acos', 'acosh', 'add', 'amax', 'amin', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmin', 'argsort', 'asin', 'asinh', 'atan', 'atan2', 'atanh', 'bernoulli', 'bincount', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cosh', 'cumprod', 'cumsum', 'default_generator', 'diagonal', 'div', 'dot', 'dtype', 'empty_cache', 'erf', 'erfc', 'exp', 'exp2', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'get_num_threads', 'histc', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'linear', 'log', 'log10', 'log1p', 'log2', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reset_peak_memory_stats', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'searchsorted', 'select', 'set_cache_limit', 'set_num_threads', 'sigmoid', 'sign', 'signbit', 'silu', 'sin', 'sinh', 'sort', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tan', 'tanh', 'topk', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unique', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -2519,6 +2519,26 @@ class MedianBackward0(Node):
 class NanmedianBackward0(Node):
     """
     the gradient is split evenly among the elements equal to the result (the NaNs if it is NaN).
+    """
+    @property
+    def _saved_result(self) -> Tensor:
+        ...
+    @property
+    def _saved_self(self) -> Tensor:
+        ...
+class AmaxBackward0(Node):
+    """
+    the gradient is split evenly among the elements equal to the result.
+    """
+    @property
+    def _saved_result(self) -> Tensor:
+        ...
+    @property
+    def _saved_self(self) -> Tensor:
+        ...
+class AminBackward0(Node):
+    """
+    the gradient is split evenly among the elements equal to the result.
     """
     @property
     def _saved_result(self) -> Tensor:
