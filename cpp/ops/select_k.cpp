@@ -7,7 +7,9 @@
 #include "ops/binary.h"
 #include "ops/factory.h"
 #include "ops/index.h"
+#include "ops/op_utils.h"
 #include "ops/reduce.h"
+#include "ops/reduce_plan.h"
 #include "ops/unary.h"
 #include "ops/view.h"
 
@@ -41,20 +43,46 @@ const char* EvenSplitBackward<K>::name() const {
   return kSplitNodeName[int(K)];
 }
 
-// g / count * mask, in that order (PyTorch's evenly_distribute_backward), so the values agree
-// bit for bit. The mask is a constant: only g is recorded under create_graph.
+template <SplitKind K>
+Shape EvenSplitBackward<K>::keep_shape() const {  // the result's shape with keepdim
+  Shape keep = in_shape_;
+  for (int64_t d : dims_) keep[size_t(d)] = 1;
+  return keep;
+}
+
+// max/min/median/nanmedian of a NaN result send the gradient to the NaNs; amax/amin compare
+// (x == NaN is false everywhere, so their slice gets g / 0 * 0 = NaN, as PyTorch).
+template <SplitKind K>
+bool EvenSplitBackward<K>::nan_result() const {
+  constexpr bool nan_aware = K != SplitKind::Amax && K != SplitKind::Amin;
+  const auto& out = this->saved_[1];
+  return nan_aware && out->numel() == 1 && std::isnan(item_as_double(out, name()));
+}
+
+// (g / count) * mask, in that order (PyTorch's evenly_distribute_backward and
+// scale_grad_by_count), so the values agree bit for bit. Three passes over x's shape.
 template <SplitKind K>
 std::vector<TensorImplPtr> EvenSplitBackward<K>::apply(const TensorImplPtr& g) {
-  Shape keep = in_shape_;  // the result's shape with keepdim
-  for (int64_t d : dims_) keep[size_t(d)] = 1;
+  const auto& x = this->saved_[0];
+  auto ok = reshape(this->saved_[1], keep_shape());
+  auto mask = nan_result() ? reduce_detail::fmap2(in_shape_, x, ok, []<class A>() { return [](A v, A) { return A(v != v); }; })
+                           : reduce_detail::fmap2(in_shape_, x, ok, []<class A>() { return [](A v, A o) { return A(v == o); }; });
+  auto count = sum(mask, dims_, /*keepdim=*/true);
+  auto gk = cast_raw(reshape(g, keep_shape()), x->dtype);
+  auto dx = ternary_apply("EvenSplitBackward", in_shape_, gk, count, mask,
+                          []<class A>() { return [](A gv, A c, A m) { return gv / c * m; }; });
+  return {cast_raw(dx, in_dtype_)};
+}
+
+// create_graph: the mask is a constant, only g is recorded.
+template <SplitKind K>
+std::vector<TensorImplPtr> EvenSplitBackward<K>::apply_graph(const TensorImplPtr& g) {
+  const Shape keep = keep_shape();
   TensorImplPtr mask, count;
   {
     NoGradGuard no_grad;
     const auto& x = this->saved_[0];
-    const auto& out = this->saved_[1];
-    constexpr bool nan_aware = K != SplitKind::Amax && K != SplitKind::Amin;
-    const bool nan_out = nan_aware && is_floating(out->dtype) && std::isnan(item_as_double(out, name()));
-    mask = to(nan_out ? isnan(x) : compare(x, reshape(out, keep), CompareOp::Eq), g->dtype, false);
+    mask = to(nan_result() ? isnan(x) : compare(x, reshape(this->saved_[1], keep), CompareOp::Eq), g->dtype, false);
     count = sum(mask, dims_, /*keepdim=*/true);
   }
   return {to(mul(div(reshape(g, keep), count), mask), in_dtype_, false)};

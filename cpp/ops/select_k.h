@@ -46,8 +46,11 @@ struct EvenSplitBackward : FuncOp<EvenSplitBackward<K>, 2> {
   Shape in_shape_;
   std::vector<int64_t> dims_;  // the reduced dims (all of them but for amax/amin)
   const char* name() const override;
-  std::vector<TensorImplPtr> apply(const TensorImplPtr& g);
-  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) { return apply(g); }
+  std::vector<TensorImplPtr> apply(const TensorImplPtr& g);  // fused, first order
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g);  // the same with recorded ops
+ private:
+  Shape keep_shape() const;
+  bool nan_result() const;
 };
 
 // Each node's schema (max/min's are defined by ops/reduce.cpp, the rest by ops/select_k.cpp).

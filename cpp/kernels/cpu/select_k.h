@@ -6,11 +6,15 @@
 // NOTE: mode's std::sort is not stable past 16 elements; the index it returns among equal
 // values is the one libstdc++'s introsort leaves last, as in PyTorch built with it.
 #pragma once
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <utility>
 #include <vector>
+
+#include "kernels/cpu/loops.h"
 
 namespace lucid::kernels {
 
@@ -58,49 +62,66 @@ void quick_select(std::vector<A>& v, std::vector<int64_t>& ix, int64_t k) {
 
 template <class T, class A>
 void kthvalue_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, int64_t k) {
-  std::vector<A> v(static_cast<size_t>(n));
-  std::vector<int64_t> ix(static_cast<size_t>(n));
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = A(x[r * n + i]);
-    std::iota(ix.begin(), ix.end(), int64_t(0));
-    quick_select(v, ix, k - 1);
-    idx[r] = ix[size_t(k - 1)];
-    vals[r] = x[r * n + idx[r]];
+  const bool par = rows > 1 && rows * n >= kParallelGrain;
+#pragma omp parallel if (par)
+  {
+    std::vector<A> v(static_cast<size_t>(n));
+    std::vector<int64_t> ix(static_cast<size_t>(n));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < n; ++i) v[size_t(i)] = A(x[r * n + i]);
+      std::iota(ix.begin(), ix.end(), int64_t(0));
+      quick_select(v, ix, k - 1);
+      idx[r] = ix[size_t(k - 1)];
+      vals[r] = x[r * n + idx[r]];
+    }
   }
 }
 
 // median: a row's first NaN if it has one, else the (n - 1) / 2-th smallest with ties in input
 // order; nanmedian: the (n - nans - 1) / 2-th smallest of the numbers (a NaN if all are).
+// NOTE: PyTorch runs nth_element over indices ordered by (value, index). That order is total
+// over the numbers, so any selection over (value, index) pairs gives the same element, which is
+// what the fast path does. Only an all-NaN row (nanmedian) leaves the order to the algorithm:
+// there libstdc++'s nth_element runs with PyTorch's comparator, as in PyTorch.
 template <class T, class A>
 void median_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool ignore_nan) {
-  std::vector<int64_t> ix(static_cast<size_t>(n));
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* p = x + r * n;
-    auto at = [&](int64_t i) { return A(p[i]); };
-    int64_t pick = -1;
-    if (!ignore_nan) {
-      for (int64_t i = 0; i < n && pick < 0; ++i)
-        if (sel_isnan(at(i))) pick = i;
-    }
-    if (pick < 0) {
-      std::iota(ix.begin(), ix.end(), int64_t(0));
-      if (!ignore_nan) {
-        auto nth = ix.begin() + (n - 1) / 2;
-        std::nth_element(ix.begin(), nth, ix.end(),
-                         [&](int64_t i, int64_t j) { return at(i) < at(j) || (at(i) == at(j) && i < j); });
-        pick = *nth;
-      } else {
-        int64_t nans = 0;
-        for (int64_t i = 0; i < n; ++i) nans += sel_isnan(at(i));
-        auto nth = ix.begin() + (n - nans - 1) / 2;  // C++ division: 0 when every value is NaN
-        std::nth_element(ix.begin(), nth, ix.end(), [&](int64_t i, int64_t j) {
-          return at(i) < at(j) || (at(i) == at(j) && i < j) || (sel_isnan(at(j)) && !sel_isnan(at(i)));
-        });
-        pick = *nth;
+  const bool par = rows > 1 && rows * n >= kParallelGrain;
+#pragma omp parallel if (par)
+  {
+    std::vector<std::pair<A, int64_t>> e;
+    e.reserve(static_cast<size_t>(n));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* p = x + r * n;
+      e.clear();
+      int64_t first_nan = -1;
+      for (int64_t i = 0; i < n; ++i) {
+        const A v = A(p[i]);
+        if (!sel_isnan(v)) e.emplace_back(v, i);
+        else if (first_nan < 0) first_nan = i;
       }
+      int64_t pick;
+      if (first_nan >= 0 && !ignore_nan) {
+        pick = first_nan;
+      } else if (e.empty()) {  // nanmedian of NaNs only
+        std::vector<int64_t> ix(static_cast<size_t>(n));
+        std::iota(ix.begin(), ix.end(), int64_t(0));
+        std::nth_element(ix.begin(), ix.begin(), ix.end(), [&](int64_t i, int64_t j) {
+          const A a = A(p[i]), b = A(p[j]);
+          return a < b || (a == b && i < j) || (sel_isnan(b) && !sel_isnan(a));
+        });
+        pick = ix[0];
+      } else {
+        const auto nth = e.begin() + (int64_t(e.size()) - 1) / 2;
+        std::nth_element(e.begin(), nth, e.end(), [](const auto& a, const auto& b) {
+          return a.first < b.first || (a.first == b.first && a.second < b.second);
+        });
+        pick = nth->second;
+      }
+      idx[r] = pick;
+      vals[r] = p[pick];
     }
-    idx[r] = pick;
-    vals[r] = p[pick];
   }
 }
 
@@ -108,20 +129,25 @@ void median_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, boo
 // index its run ends at after sorting (value, index) pairs by value.
 template <class T, class A>
 void mode_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n) {
-  std::vector<std::pair<A, int64_t>> e(static_cast<size_t>(n));
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t i = 0; i < n; ++i) e[size_t(i)] = {A(x[r * n + i]), i};
-    std::sort(e.begin(), e.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    int64_t best = 0, run = 0, best_i = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      ++run;
-      if (i == n - 1 || e[size_t(i)].first != e[size_t(i + 1)].first) {
-        if (run > best) best = run, best_i = e[size_t(i)].second;
-        run = 0;
+  const bool par = rows > 1 && rows * n >= kParallelGrain;
+#pragma omp parallel if (par)
+  {
+    std::vector<std::pair<A, int64_t>> e(static_cast<size_t>(n));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < n; ++i) e[size_t(i)] = {A(x[r * n + i]), i};
+      std::sort(e.begin(), e.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      int64_t best = 0, run = 0, best_i = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        ++run;
+        if (i == n - 1 || e[size_t(i)].first != e[size_t(i + 1)].first) {
+          if (run > best) best = run, best_i = e[size_t(i)].second;
+          run = 0;
+        }
       }
+      idx[r] = best_i;
+      vals[r] = x[r * n + best_i];
     }
-    idx[r] = best_i;
-    vals[r] = x[r * n + best_i];
   }
 }
 
