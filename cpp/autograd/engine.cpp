@@ -63,7 +63,8 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
   std::unordered_map<const TensorImpl*, size_t> leaf_slot;
   std::unordered_map<const Node*, size_t> node_slot;
   for (size_t i = 0; i < roots.size(); ++i) {  // PyTorch's checks, in PyTorch's order
-    LUCID_CHECK(roots[i]->requires_grad, "element ", i, " of tensors does not require grad and does not have a grad_fn");
+    LUCID_CHECK(roots[i]->requires_grad, "element ", i,
+                " of tensors does not require grad and does not have a grad_fn");
     LUCID_CHECK_SHAPE(grads[i]->shape == roots[i]->shape, "Mismatch in shape: grad_output[", i, "] has a shape of ",
                       torch_size_str(grads[i]->shape), " and output[", i, "] has a shape of ",
                       torch_size_str(roots[i]->shape), ".");

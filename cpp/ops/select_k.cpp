@@ -65,8 +65,9 @@ template <SplitKind K>
 std::vector<TensorImplPtr> EvenSplitBackward<K>::apply(const TensorImplPtr& g) {
   const auto& x = this->saved_[0];
   auto ok = reshape(this->saved_[1], keep_shape());
-  auto mask = nan_result() ? reduce_detail::fmap2(in_shape_, x, ok, []<class A>() { return [](A v, A) { return A(v != v); }; })
-                           : reduce_detail::fmap2(in_shape_, x, ok, []<class A>() { return [](A v, A o) { return A(v == o); }; });
+  using reduce_detail::fmap2;
+  auto mask = nan_result() ? fmap2(in_shape_, x, ok, []<class A>() { return [](A v, A) { return A(v != v); }; })
+                           : fmap2(in_shape_, x, ok, []<class A>() { return [](A v, A o) { return A(v == o); }; });
   auto count = sum(mask, dims_, /*keepdim=*/true);
   auto gk = cast_raw(reshape(g, keep_shape()), x->dtype);
   auto dx = ternary_apply("EvenSplitBackward", in_shape_, gk, count, mask,
