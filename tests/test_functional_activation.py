@@ -49,7 +49,7 @@ def test_inplace_refused_on_tensor_requiring_grad():
     """Guards against an in-place activation silently breaking autograd of a leaf."""
     x = pylucid.randn(3, requires_grad=True)
     for fn in (F.relu, F.silu):
-        with pytest.raises(pylucid.LucidError, match="relu|silu"):
+        with pytest.raises(pylucid.LucidError, match="a leaf Variable that requires grad is being used in an in-place"):
             fn(x, inplace=True)
     assert x.grad is None
 

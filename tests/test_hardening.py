@@ -86,7 +86,7 @@ def test_inplace_on_saved_tensor_raises_at_backward():
     y = F.rms_norm(h, (4,))
     with pylucid.no_grad():
         h.mul_(3.0)
-    with pytest.raises(pylucid.LucidError, match="modified by an in-place operation"):
+    with pytest.raises(pylucid.LucidError, match="modified by an inplace operation"):
         y.sum().backward()
 
 

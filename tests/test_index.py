@@ -228,7 +228,7 @@ def test_setitem_rules_and_errors():
     """Guards against setitem on a tensor that requires grad, values that would lose their
     grad, bad shapes and out-of-range indices."""
     w = pylucid.zeros(3, requires_grad=True)
-    with pytest.raises(pylucid.LucidError, match="leaf tensor that requires grad cannot be modified in place"):
+    with pytest.raises(pylucid.LucidError, match="a leaf Variable that requires grad is being used in an in-place operation"):
         w[0] = 1.0
     with pylucid.no_grad():
         w[0] = 1.0

@@ -118,7 +118,7 @@ def test_leaf_refused_and_overwritten_saved_value_raises():
     assert a.grad_fn is None and a.is_leaf
     y = a.exp()
     y += 1  # ExpBackward saved y itself
-    with pytest.raises(pylucid.LucidError, match="modified by an in-place operation"):
+    with pytest.raises(pylucid.LucidError, match="modified by an inplace operation"):
         y.sum().backward()
     with pylucid.no_grad():
         a.add_(1)  # the optimizer's path: allowed, not recorded

@@ -175,7 +175,7 @@ def test_masked_fill_inplace():
     b.masked_fill_(b, False)  # mask aliases the target
     assert b.tolist() == [False, False, False]
     w = pylucid.zeros(3, requires_grad=True)
-    with pytest.raises(pylucid.LucidError, match="masked_fill_: .*requires grad"):
+    with pytest.raises(pylucid.LucidError, match="a leaf Variable that requires grad is being used in an in-place operation"):
         w.masked_fill_(pl_bool([True, False, True]), 1.0)
     with pytest.raises(pylucid.ShapeMismatch, match=r"mask of shape \[2, 3\] cannot be broadcast to the tensor of shape \[3\]"):
         pylucid.zeros(3).masked_fill_(pylucid.ones(2, 3, dtype=pylucid.bool), 1.0)
@@ -187,7 +187,7 @@ def test_saved_mask_modified_in_place_is_detected():
     m = pl_bool([True, False])
     y = x.masked_fill(m, 0.0)
     m.masked_fill_(pl_bool([True, True]), False)
-    with pytest.raises(pylucid.LucidError, match="modified by an in-place operation"):
+    with pytest.raises(pylucid.LucidError, match="modified by an inplace operation"):
         y.sum().backward()
 
 

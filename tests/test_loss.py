@@ -377,7 +377,7 @@ def test_target_modified_in_place_is_caught():
     t = T([0, 1])
     y = F.cross_entropy(x, t)
     t.add_(1)
-    with pytest.raises(pylucid.LucidError, match="in-place"):
+    with pytest.raises(pylucid.LucidError, match="modified by an inplace operation"):
         y.backward()
 
 

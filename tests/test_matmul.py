@@ -219,7 +219,7 @@ def test_saved_input_modified_in_place_raises():
     b = pylucid.ones(2, 2)
     y = a @ b
     b.add_(1.0)
-    with pytest.raises(pylucid.LucidError, match="modified by an in-place operation"):
+    with pytest.raises(pylucid.LucidError, match="modified by an inplace operation"):
         y.sum().backward()
 
 

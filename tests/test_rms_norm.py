@@ -232,7 +232,7 @@ def test_saved_state_freed_and_inplace_detected():
     y = F.rms_norm(b, 3)
     with pylucid.no_grad():
         b.mul_(2.0)
-    with pytest.raises(pylucid.LucidError, match="modified by an in-place"):
+    with pytest.raises(pylucid.LucidError, match="modified by an inplace operation"):
         y.sum().backward()
 
 

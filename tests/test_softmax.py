@@ -201,7 +201,7 @@ def test_output_modified_in_place_is_caught():
     y = F.softmax(x)
     with pylucid.no_grad():
         y.mul_(2.0)
-    with pytest.raises(pylucid.LucidError, match="in-place"):
+    with pytest.raises(pylucid.LucidError, match="modified by an inplace operation"):
         y.sum().backward()
 
 

@@ -30,6 +30,13 @@ void check_anomaly(const Node& n, const std::vector<TensorImplPtr>& outs) {
   }
 }
 
+// PyTorch's print of a shape: torch.Size([2, 3]).
+std::string torch_size_str(const Shape& s) {
+  std::string r = "torch.Size([";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "])";
+}
+
 // The dependency counts of the innermost backward pass on this thread (nodes leave it as they run).
 thread_local std::unordered_map<Node*, int>* tl_pending = nullptr;
 
@@ -55,8 +62,15 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
   const bool anomaly = AnomalyMode::is_enabled();
   std::unordered_map<const TensorImpl*, size_t> leaf_slot;
   std::unordered_map<const Node*, size_t> node_slot;
+  for (size_t i = 0; i < roots.size(); ++i) {  // PyTorch's checks, in PyTorch's order
+    LUCID_CHECK(roots[i]->requires_grad, "element ", i,
+                " of tensors does not require grad and does not have a grad_fn");
+    LUCID_CHECK_SHAPE(grads[i]->shape == roots[i]->shape, "Mismatch in shape: grad_output[", i, "] has a shape of ",
+                      torch_size_str(grads[i]->shape), " and output[", i, "] has a shape of ",
+                      torch_size_str(roots[i]->shape), ".");
+  }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    LUCID_CHECK(inputs[i]->requires_grad, "grad: input ", i, " does not require grad");
+    LUCID_CHECK(inputs[i]->requires_grad, "One of the differentiated Tensors does not require grad");
     if (inputs[i]->grad_fn) node_slot[inputs[i]->grad_fn.get()] = i;
     else leaf_slot[inputs[i].get()] = i;
   }
@@ -73,10 +87,6 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
   std::vector<NodePtr> stack;
   for (size_t i = 0; i < roots.size(); ++i) {
     const auto& r = roots[i];
-    LUCID_CHECK(r->requires_grad, "backward: element ", i,
-                " of tensors does not require grad and does not have a grad_fn");
-    LUCID_CHECK_SHAPE(grads[i]->shape == r->shape, "backward: gradient shape ",
-                      shape_str(grads[i]->shape), " does not match output shape ", shape_str(r->shape));
     Edge e = gradient_edge(r);
     Node* n = e.fn.get();
     auto g = grads[i]->dtype == r->dtype ? grads[i] : to(grads[i], r->dtype, false);

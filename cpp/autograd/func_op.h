@@ -28,9 +28,16 @@ struct FuncOp : Node {
     for (auto& s : saved_) defer_release(s);
   }
 
+  std::array<bool, N_IN> saved_is_output_{};
+
   void save(size_t slot, const TensorImplPtr& t) {
     saved_[slot] = t;
     saved_version_[slot] = t ? t->version() : 0;
+  }
+  // Saves this node's own output (detached, so the node does not keep itself alive).
+  void save_output(size_t slot, const TensorImplPtr& out) {
+    save(slot, detach(out));
+    saved_is_output_[slot] = true;
   }
   // Wires edges to the N_IN inputs (in order).
   void set_inputs(const std::array<TensorImplPtr, N_IN>& inputs) {
@@ -40,14 +47,13 @@ struct FuncOp : Node {
   bool needs_input_grad(size_t i) const { return i < next_edges.size() && next_edges[i].fn != nullptr; }
 
   std::vector<TensorImplPtr> run(const TensorImplPtr& grad_out) override {
-    LUCID_CHECK(!released_, static_cast<Derived*>(this)->name(),
-                ": trying to backward through the graph a second time (or to use saved tensors "
-                "after they were freed); pass retain_graph=True to the first backward");
-    for (size_t i = 0; i < N_IN; ++i)
-      LUCID_CHECK(!saved_[i] || saved_[i]->version() == saved_version_[i],
-                  static_cast<Derived*>(this)->name(), ": saved input ", i,
-                  " was modified by an in-place operation (version ", saved_[i]->version(),
-                  ", saved at version ", saved_version_[i], ")");
+    LUCID_CHECK(!released_, kFreedGraphMessage);
+    for (size_t i = 0; i < N_IN; ++i) {
+      const auto& s = saved_[i];
+      if (s && s->version() != saved_version_[i])
+        throw LucidError(modified_saved_message(*s, saved_is_output_[i] ? this : s->grad_fn.get(),
+                                                saved_version_[i]));
+    }
     Derived& d = *static_cast<Derived*>(this);
     // create_graph: the engine runs with grad mode on, and the backward must record its graph.
     // Only this branch differs from first order, which keeps its raw fused kernels.

@@ -111,6 +111,43 @@ void accumulate_grad(TensorImpl& t, const TensorImplPtr& g) {
   }
 }
 
+namespace {
+// PyTorch's legacy type name of a dtype: torch.FloatTensor, torch.LongTensor, ...
+const char* legacy_type_name(DType d) {
+  switch (d) {
+    case DType::Float16: return "torch.HalfTensor";
+    case DType::BFloat16: return "torch.BFloat16Tensor";
+    case DType::Float32: return "torch.FloatTensor";
+    case DType::Float64: return "torch.DoubleTensor";
+    case DType::Int64: return "torch.LongTensor";
+    case DType::Bool: return "torch.BoolTensor";
+  }
+  return "torch.Tensor";
+}
+}  // namespace
+
+std::string modified_saved_message(const TensorImpl& t, const Node* producer, uint64_t expected) {
+  std::string shape = "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape[i]);
+  shape += "]";
+  std::string which;
+  if (producer) {  // "ExpBackward" / "AddBackward0" -> "Exp" / "Add"
+    std::string n = producer->name();
+    while (!n.empty() && n.back() >= '0' && n.back() <= '9') n.pop_back();
+    if (n.size() > 8 && n.compare(n.size() - 8, 8, "Backward") == 0) n.resize(n.size() - 8);
+    which = ", which is output 0 of " + n + ",";
+  }
+  const char* hint =
+      AnomalyMode::is_enabled()
+          ? "Hint: the backtrace further above shows the operation that failed to compute its gradient. The "
+            "variable in question was changed in there or anywhere later. Good luck!"
+          : "Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True, check_nan=False).";
+  return str("one of the variables needed for gradient computation has been modified by an inplace operation: [",
+             legacy_type_name(t.dtype), " ", shape, "]", which, " is at version ", t.version(),
+             "; expected version ", expected, " instead. ", hint);
+}
+
 Node::~Node() {
   for (auto& e : next_edges) defer_release(e.fn);
   drain();

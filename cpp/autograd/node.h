@@ -56,6 +56,16 @@ struct Node : std::enable_shared_from_this<Node> {
   virtual bool has_deferred() const { return false; }
 };
 
+// PyTorch's wording for the two ways a backward finds its saved state unusable: freed by an
+// earlier backward, or changed in place since it was saved (`t`, made by node `producer` or a
+// leaf when null, now at a later version than `expected`).
+inline constexpr const char* kFreedGraphMessage =
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward.";
+std::string modified_saved_message(const TensorImpl& t, const Node* producer, uint64_t expected);
+
 // A process-wide id for hook handles.
 uint64_t next_hook_id();
 

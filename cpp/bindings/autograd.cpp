@@ -6,8 +6,37 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "bindings/common.h"
+#include "ops/select_k.h"
 
 namespace lucid::bindings {
+
+// The selecting nodes of ops/select_k.h, with PyTorch's saved attributes (reading a freed one
+// raises PyTorch's error, as there).
+template <SelectKind K>
+void bind_select_node_class(py::module_& m, const char* name, const char* doc) {
+  using N = SelectBackward<K>;
+  py::class_<N, Node, std::shared_ptr<N>>(m, name, doc)
+      .def_property_readonly("_saved_dim", [](const N& n) { return n.dim_; })
+      .def_property_readonly("_saved_keepdim", [](const N& n) { return n.keepdim_; })
+      .def_property_readonly("_saved_self_sym_sizes", [](const N& n) { return py::tuple(py::cast(n.in_shape_)); })
+      .def_property_readonly("_saved_indices", [](const N& n) {
+        LUCID_CHECK(!n.released_, kFreedGraphMessage);
+        return n.indices_;
+      });
+}
+template <SplitKind K>
+void bind_split_node_class(py::module_& m, const char* name, const char* doc) {
+  using N = EvenSplitBackward<K>;
+  py::class_<N, Node, std::shared_ptr<N>>(m, name, doc)
+      .def_property_readonly("_saved_self", [](const N& n) {
+        LUCID_CHECK(!n.released_, kFreedGraphMessage);
+        return n.saved_[0];
+      })
+      .def_property_readonly("_saved_result", [](const N& n) {
+        LUCID_CHECK(!n.released_, kFreedGraphMessage);
+        return n.saved_[1];
+      });
+}
 
 LUCID_BINDING(autograd, 1) {
   py::enum_<AmpPolicy> amp(m, "AmpPolicy",
@@ -81,6 +110,23 @@ LUCID_BINDING(autograd, 1) {
   py::class_<AccumulateGrad, Node, std::shared_ptr<AccumulateGrad>>(m, "AccumulateGrad", "The node at a leaf: adds the incoming gradient into variable.grad.")
       .def_readonly("variable", &AccumulateGrad::variable,
                     "The leaf tensor whose .grad this node accumulates into (a strong reference).");
+
+  // Nodes with their own Python class, so type(t.grad_fn).__name__ is PyTorch's name too.
+  const char* to_index = "the gradient goes to the returned index.";
+  bind_select_node_class<SelectKind::MaxDim>(m, "MaxBackward0", to_index);
+  bind_select_node_class<SelectKind::MinDim>(m, "MinBackward0", to_index);
+  bind_select_node_class<SelectKind::MedianDim>(m, "MedianBackward1", to_index);
+  bind_select_node_class<SelectKind::NanmedianDim>(m, "NanmedianBackward1", to_index);
+  bind_select_node_class<SelectKind::Kthvalue>(m, "KthvalueBackward0", to_index);
+  bind_select_node_class<SelectKind::Mode>(m, "ModeBackward0", to_index);
+  const char* split = "the gradient is split evenly among the elements equal to the result (the NaNs if it is NaN).";
+  bind_split_node_class<SplitKind::Max>(m, "MaxBackward1", split);
+  bind_split_node_class<SplitKind::Min>(m, "MinBackward1", split);
+  bind_split_node_class<SplitKind::Median>(m, "MedianBackward0", split);
+  bind_split_node_class<SplitKind::Nanmedian>(m, "NanmedianBackward0", split);
+  const char* split_ties = "the gradient is split evenly among the elements equal to the result.";
+  bind_split_node_class<SplitKind::Amax>(m, "AmaxBackward0", split_ties);
+  bind_split_node_class<SplitKind::Amin>(m, "AminBackward0", split_ties);
 
   m.def("_accumulate_grad", [](const TensorImplPtr& t, const TensorImplPtr& g, bool create_graph) {
     GradModeGuard mode(create_graph);

@@ -8,6 +8,7 @@
 #include "ops/index.h"
 #include "ops/modulo.h"
 #include "ops/scan.h"
+#include "ops/select_k.h"
 #include "ops/sort.h"
 #include "ops/view.h"
 
@@ -131,6 +132,22 @@ LUCID_BINDING(ops_ext, 12) {
         py::arg("sorted") = true, topk_doc);
   def_method("topk", topk_fn, py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true, py::arg("sorted") = true,
              topk_doc);
+  // Order statistics behind pylucid.kthvalue / median / nanmedian / mode (their Python wrappers
+  // name the result tuples and pick the overload): (values, indices) pairs, or the value.
+  m.def("_kthvalue", [](T x, int64_t k, int64_t dim, bool keepdim) {
+    return maybe_nogil(x->numel(), [&] { return kthvalue(x, k, dim, keepdim); });
+  }, py::arg("input"), py::arg("k"), py::arg("dim"), py::arg("keepdim"),
+     "The k-th smallest along dim and its index (PyTorch's quickselect, so ties pick the same index).");
+  m.def("_median_dim", [](T x, int64_t dim, bool keepdim, bool ignore_nan) {
+    return maybe_nogil(x->numel(), [&] { return median(x, dim, keepdim, ignore_nan); });
+  }, py::arg("input"), py::arg("dim"), py::arg("keepdim"), py::arg("ignore_nan"),
+     "The lower median along dim and its index (ignore_nan: nanmedian).");
+  m.def("_median_all", [](T x, bool ignore_nan) {
+    return maybe_nogil(x->numel(), [&] { return median(x, ignore_nan); });
+  }, py::arg("input"), py::arg("ignore_nan"), "The lower median of all elements (ignore_nan: nanmedian).");
+  m.def("_mode", [](T x, int64_t dim, bool keepdim) {
+    return maybe_nogil(x->numel(), [&] { return mode(x, dim, keepdim); });
+  }, py::arg("input"), py::arg("dim"), py::arg("keepdim"), "The most frequent value along dim and its index.");
   const char* diagonal_doc =
       "The diagonal of the (dim1, dim2) planes as a view, as the last dim: offset > 0 above the main diagonal, "
       "< 0 below.\n\n"

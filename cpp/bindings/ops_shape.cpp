@@ -413,7 +413,19 @@ LUCID_BINDING(ops_shape, 11) {
   // ---- joining and selection ----
   both("masked_fill", [](T t, T m, py::handle v) { return masked_fill(t, m, masked_fill_value(t, v, "masked_fill")); },
        doc::masked_fill, py::arg("mask").none(false), py::arg("value"));
-  def_method("masked_fill_", [](T t, T m, py::handle v) { return masked_fill_(t, m, masked_fill_value(t, v, "masked_fill_")); },
+  def_method("masked_fill_", [](T t, T m, py::handle v) {
+               for (size_t i = 0; i < t->shape.size(); ++i) {  // PyTorch's deprecation warning for expanded targets
+                 if (t->shape[i] > 1 && t->strides[i] == 0) {
+                   if (PyErr_WarnEx(PyExc_UserWarning,
+                                    "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
+                                    "before performing this operation. This also applies to advanced indexing e.g. "
+                                    "tensor[mask] = scalar", 1) < 0)
+                     throw py::error_already_set();
+                   break;
+                 }
+               }
+               return masked_fill_(t, m, masked_fill_value(t, v, "masked_fill_"));
+             },
              py::arg("mask").none(false), py::arg("value"),
              "In-place masked_fill: writes value (a number or 0-d tensor) where the bool mask, broadcast to "
              "self's shape, is True, and returns self; not recorded by autograd.");

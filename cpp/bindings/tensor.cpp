@@ -64,6 +64,16 @@ DType dtype_arg(py::handle h, DType fallback) { return h.is_none() ? fallback : 
 
 namespace {
 
+// PyTorch's wording for two common autograd mistakes.
+constexpr const char* kNonLeafRequiresGrad =
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
+    "subgraph that doesn't require differentiation use var_no_grad = var.detach().";
+constexpr const char* kNonLeafGradWarning =
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.";
+
 py::dtype numpy_dtype(DType d) {
   switch (d) {
     case DType::Bool: return py::dtype("bool");
@@ -153,8 +163,8 @@ py::object py_scalar(const TensorImplPtr& t) {
 void backward(const TensorImplPtr& self, py::object gradient, bool retain_graph, bool create_graph) {
   TensorImplPtr g;
   if (gradient.is_none()) {
-    LUCID_CHECK_SHAPE(self->numel() == 1, "backward: grad can be implicitly created only for scalar outputs; got shape ",
-                      shape_str(self->shape), " (pass gradient=)");
+    LUCID_CHECK(self->requires_grad, "element 0 of tensors does not require grad and does not have a grad_fn");
+    LUCID_CHECK_SHAPE(self->numel() == 1, "grad can be implicitly created only for scalar outputs");
     g = full(self->shape, 1.0, self->dtype);
   } else {
     g = gradient.cast<TensorImplPtr>();
@@ -239,25 +249,26 @@ LUCID_BINDING(tensor, 0) {
       .def_property(
           "requires_grad", [](const TensorImpl& t) { return t.requires_grad; },
           [](TensorImpl& t, bool on) {
-            LUCID_CHECK(t.is_leaf() || on, "requires_grad: you can only change requires_grad of leaf tensors "
-                        "(use detach() to get a tensor that does not require grad)");
-            LUCID_CHECK_DTYPE(!on || is_floating(t.dtype), "requires_grad: only Tensors of floating point dtype can require gradients, got ",
-                              dtype_name(t.dtype));
+            LUCID_CHECK(t.is_leaf() || on, kNonLeafRequiresGrad);
+            LUCID_CHECK_DTYPE(!on || is_floating(t.dtype), "only Tensors of floating point dtype can require gradients");
             t.requires_grad = on;
           },
           "Whether autograd records operations on this tensor and computes its gradient. Settable on leaves "
           "(floating dtypes only); a non-leaf result requires grad when any input does.")
       .def("requires_grad_", [](const TensorImplPtr& t, bool on) {
-            LUCID_CHECK(t->is_leaf() || on, "requires_grad_: you can only change requires_grad of leaf tensors");
-            LUCID_CHECK_DTYPE(!on || is_floating(t->dtype), "requires_grad_: only Tensors of floating point dtype can require gradients, got ",
-                              dtype_name(t->dtype));
+            LUCID_CHECK(t->is_leaf() || on, kNonLeafRequiresGrad);
+            LUCID_CHECK_DTYPE(!on || is_floating(t->dtype), "only Tensors of floating point dtype can require gradients");
             t->requires_grad = on;
             return t;
           }, py::arg("requires_grad") = true,
           "Sets requires_grad in place and returns self (floating leaves only; a non-leaf can only be set "
           "to True, which it already is).")
       .def_property(
-          "grad", [](const TensorImpl& t) { return t.grad; },
+          "grad", [](const TensorImpl& t) {
+            if (!t.is_leaf() && !t.retains_grad && !t.grad && PyErr_WarnEx(PyExc_UserWarning, kNonLeafGradWarning, 1) < 0)
+              throw py::error_already_set();
+            return t.grad;
+          },
           [](TensorImpl& t, const OptTensor& og) {
             TensorImplPtr g = opt(og);
             if (g) {

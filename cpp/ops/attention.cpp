@@ -263,9 +263,7 @@ TensorImplPtr scaled_dot_product_attention(const TensorImplPtr& q, const TensorI
 }
 
 std::vector<TensorImplPtr> ScaledDotProductAttentionBackward::apply(const TensorImplPtr& grad_out) {
-  LUCID_CHECK(saved_out_->version() == out_version_, name(),
-              ": the output was modified by an in-place operation (version ", saved_out_->version(), ", saved at ",
-              out_version_, ")");
+  if (saved_out_->version() != out_version_) throw LucidError(modified_saved_message(*saved_out_, this, out_version_));
   const TensorImplPtr &q = saved_[0], &k = saved_[1], &v = saved_[2], &m = saved_[3];
   const int64_t g = gqa_ ? q->shape[q->ndim() - 3] / k->shape[k->ndim() - 3] : 1;
   const Plan p = make_plan(q, k, v, m, g);
@@ -297,9 +295,7 @@ std::vector<TensorImplPtr> ScaledDotProductAttentionBackward::apply(const Tensor
 }
 
 std::vector<TensorImplPtr> ScaledDotProductAttentionBackward::apply_graph(const TensorImplPtr& grad_out) {
-  LUCID_CHECK(saved_out_->version() == out_version_, name(),
-              ": the output was modified by an in-place operation (version ", saved_out_->version(), ", saved at ",
-              out_version_, ")");
+  if (saved_out_->version() != out_version_) throw LucidError(modified_saved_message(*saved_out_, this, out_version_));
   const TensorImplPtr &qs = saved_[0], &ks = saved_[1], &vs = saved_[2], &ms = saved_[3];
   const DType kd = qs->dtype;
   const int64_t E = qs->shape.back(), L = qs->shape[qs->ndim() - 2], S = ks->shape[ks->ndim() - 2];

@@ -417,19 +417,25 @@ TensorImplPtr compare(const TensorImplPtr& a, const TensorImplPtr& b, CompareOp 
 // ---- in place ---------------------------------------------------------------------------
 
 void check_inplace(const TensorImplPtr& t, const char* op) {
+  if (GradMode::is_enabled()) inplace_records(t, {}, op);  // a leaf (or a view of one): PyTorch's message
   LUCID_CHECK(!(GradMode::is_enabled() && t->requires_grad), op,
               ": a tensor that requires grad cannot be modified in place while grad mode is on "
               "(use no_grad(), or detach() first)");
 }
 
+void check_no_internal_overlap(const TensorImplPtr& t) {
+  // PyTorch's rule: a dim of size > 1 with stride 0 (an expanded view) writes one element many times.
+  for (size_t i = 0; i < t->shape.size(); ++i)
+    LUCID_CHECK(!(t->shape[i] > 1 && t->strides[i] == 0),
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                "location. Please clone() the tensor before performing the operation.");
+}
+
 bool inplace_records(const TensorImplPtr& x, std::initializer_list<TensorImplPtr> others, const char* op) {
   if (!GradMode::is_enabled()) return false;
-  LUCID_CHECK(!(x->requires_grad && x->is_leaf()), op,
-              ": a leaf Variable that requires grad is being used in an in-place operation (a leaf tensor "
-              "that requires grad cannot be modified in place: use no_grad(), or clone() it first)");
-  LUCID_CHECK(!is_view_of_grad_leaf(x), op,
-              ": a view of a leaf tensor that requires grad cannot be modified in place "
-              "(use no_grad(), or clone() the leaf first)");
+  (void)op;  // PyTorch's messages name no op
+  LUCID_CHECK(!(x->requires_grad && x->is_leaf()), "a leaf Variable that requires grad is being used in an in-place operation.");
+  LUCID_CHECK(!is_view_of_grad_leaf(x), "a view of a leaf Variable that requires grad is being used in an in-place operation.");
   if (x->requires_grad) return true;
   for (const auto& o : others)
     if (o && o->requires_grad) return true;
@@ -458,6 +464,7 @@ template <class FFactory>
 TensorImplPtr inplace(const char* name, const TensorImplPtr& a, const TensorImplPtr& b, FFactory make,
                       const std::function<TensorImplPtr(const TensorImplPtr&)>& recorded = nullptr,
                       bool save_self = false) {
+  check_no_internal_overlap(a);
   const bool records = recorded && inplace_records(a, {b}, name);
   if (!records) check_inplace(a, name);
   broadcast_shapes(a->shape, b->shape, name);
@@ -513,6 +520,7 @@ TensorImplPtr div_(const TensorImplPtr& a, const TensorImplPtr& b) {
                  [&b](const TensorImplPtr& x) { return div(x, b); }, true);
 }
 TensorImplPtr copy_(const TensorImplPtr& a, const TensorImplPtr& b) {
+  check_no_internal_overlap(a);
   const bool records = inplace_records(a, {b}, "copy_");
   if (!records) check_inplace(a, "copy_");
   LUCID_CHECK_SHAPE(broadcast_shapes(a->shape, b->shape, "copy_") == a->shape, "copy_: source of shape ",

@@ -32,6 +32,9 @@ TensorImplPtr div_(const TensorImplPtr& a, const TensorImplPtr& b);
 TensorImplPtr copy_(const TensorImplPtr& a, const TensorImplPtr& b);
 // Raises when `t` may not be modified in place (requires grad under grad mode).
 void check_inplace(const TensorImplPtr& t, const char* op);
+// Raises PyTorch's "more than one element of the written-to tensor refers to a single memory
+// location" when t (the target of an in-place op or out=) is an expanded view.
+void check_no_internal_overlap(const TensorImplPtr& t);
 // In-place ops under autograd, as in PyTorch. inplace_records: whether writing into x must be
 // recorded (grad mode on, and x or one of `others` requires grad); raises for a leaf that requires
 // grad. rebase_inplace: writes `result` (x's new value computed out of place, with its node) into

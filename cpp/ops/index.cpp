@@ -1,5 +1,7 @@
 #include "ops/index.h"
 
+#include <algorithm>
+
 #include "kernels/cpu/gather.h"
 #include "ops/binary.h"
 #include "ops/factory.h"
@@ -530,6 +532,11 @@ TensorImplPtr index_put(const TensorImplPtr& x, const std::vector<IndexItem>& it
 
 void index_put_(const TensorImplPtr& x, const std::vector<IndexItem>& items, const TensorImplPtr& value) {
   const char* op = "setitem";
+  // PyTorch writes x[ints/slices] = v through a view of x, so a leaf refuses it as a view of a leaf.
+  const bool basic = std::none_of(items.begin(), items.end(),
+                                  [](const IndexItem& it) { return it.kind == IndexItem::Kind::Tensor; });
+  LUCID_CHECK(!(basic && GradMode::is_enabled() && x->requires_grad && x->is_leaf()),
+              "a view of a leaf Variable that requires grad is being used in an in-place operation.");
   if (inplace_records(x, {value}, op)) {
     rebase_inplace(x, index_put(x, items, value), op);
     return;

@@ -18,6 +18,7 @@
 #include "ops/join.h"
 #include "ops/op_utils.h"
 #include "ops/reduce_plan.h"
+#include "ops/select_k.h"
 #include "ops/unary.h"
 #include "ops/view.h"
 
@@ -250,7 +251,7 @@ TensorImplPtr var_impl(const TensorImplPtr& x, const std::vector<int64_t>& dims,
     n->div = div;
     n->next_edges = {gradient_edge(x)};
     n->save(0, xc);
-    if (Sqrt) n->save(1, detach(out));
+    if (Sqrt) n->save_output(1, out);
     attach_node(out, std::move(n));
   }
   return out;
@@ -296,50 +297,36 @@ enum ExtKind { kAmax, kAmin, kMax, kMin };
 constexpr const char* kExtName[] = {"amax", "amin", "max", "min"};
 constexpr bool ext_is_max(int k) { return k == kAmax || k == kMax; }
 
-// The gradient goes to every element equal to the extremum, split evenly among ties:
-// dx = (x == out) * g / count(x == out).
-template <int Kind>
-struct ExtBackward : FuncOp<ExtBackward<Kind>, 2>, ReduceMeta {
-  static const OpSchema& schema_v1;
-  const char* name() const override {
-    constexpr const char* n[] = {"AmaxBackward", "AminBackward", "MaxBackward", "MinBackward"};
-    return n[Kind];
-  }
-  std::vector<TensorImplPtr> apply(const TensorImplPtr& g) {
-    const auto& x = this->saved_[0];
-    auto ok = as_keepdim(this->saved_[1], in_shape, mask);
-    auto eq = fmap2(in_shape, x, ok, []<class A>() { return [](A v, A o) { return A(v == o); }; });
-    auto cnt = sum_raw(eq, mask, /*keepdim=*/true);
-    auto gk = keep(g, x->dtype);
-    auto h = fmap2(gk->shape, gk, cnt, []<class A>() { return [](A gv, A c) { return gv / c; }; });
-    return {cast_raw(fmap2(in_shape, eq, h, []<class A>() { return [](A e, A hh) { return e * hh; }; }), in_dtype)};
-  }
-  // Linear in g given the (constant) tie weights eq / count.
-  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& g) {
-    const auto& x = this->saved_[0];
-    TensorImplPtr w;
-    {
-      NoGradGuard no_grad;
-      auto ok = as_keepdim(this->saved_[1], in_shape, mask);
-      auto eq = fmap2(in_shape, x, ok, []<class A>() { return [](A v, A o) { return A(v == o); }; });
-      auto cnt = sum_raw(eq, mask, /*keepdim=*/true);
-      w = fmap2(in_shape, eq, cnt, []<class A>() { return [](A e, A c) { return e / c; }; });
-    }
-    return {to(mul(this->back_graph(g, x->dtype), w), in_dtype, false)};
-  }
-};
+}  // namespace
+
+// The nodes live in ops/select_k.h: amax/amin and max()/min() split the gradient evenly among the
+// elements equal to the result (EvenSplitBackward); max(dim)/min(dim) send it to the index.
 template <>
-const OpSchema& ExtBackward<kAmax>::schema_v1 = register_schema(
+const OpSchema& EvenSplitBackward<SplitKind::Amax>::schema_v1 = register_schema(
     {.name = "amax", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
 template <>
-const OpSchema& ExtBackward<kAmin>::schema_v1 = register_schema(
+const OpSchema& EvenSplitBackward<SplitKind::Amin>::schema_v1 = register_schema(
     {.name = "amin", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
 template <>
-const OpSchema& ExtBackward<kMax>::schema_v1 = register_schema(
+const OpSchema& EvenSplitBackward<SplitKind::Max>::schema_v1 = register_schema(
     {.name = "max", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
 template <>
-const OpSchema& ExtBackward<kMin>::schema_v1 = register_schema(
+const OpSchema& EvenSplitBackward<SplitKind::Min>::schema_v1 = register_schema(
     {.name = "min", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = true});
+template <>
+const OpSchema& SelectBackward<SelectKind::MaxDim>::schema_v1 = EvenSplitBackward<SplitKind::Max>::schema_v1;
+template <>
+const OpSchema& SelectBackward<SelectKind::MinDim>::schema_v1 = EvenSplitBackward<SplitKind::Min>::schema_v1;
+
+namespace {
+
+constexpr SplitKind kExtSplit[] = {SplitKind::Amax, SplitKind::Amin, SplitKind::Max, SplitKind::Min};
+const OpSchema& ext_schema(int kind) {
+  static const OpSchema* const s[] = {
+      &EvenSplitBackward<SplitKind::Amax>::schema_v1, &EvenSplitBackward<SplitKind::Amin>::schema_v1,
+      &EvenSplitBackward<SplitKind::Max>::schema_v1, &EvenSplitBackward<SplitKind::Min>::schema_v1};
+  return *s[kind];
+}
 
 const OpSchema& kArgmaxSchema = register_schema(
     {.name = "argmax", .version = 1, .amp_policy = AmpPolicy::ForceFP32, .produces_grad = false});
@@ -355,13 +342,10 @@ void check_nonempty(const TensorImplPtr& x, const std::vector<bool>& m, const ch
 
 template <int Kind>
 void record_ext(const TensorImplPtr& out, const TensorImplPtr& x, const TensorImplPtr& xc, const std::vector<bool>& m) {
-  if (!any_requires_grad({&x})) return;
-  auto n = std::make_shared<ExtBackward<Kind>>();
-  n->set(x, m);
-  n->next_edges = {gradient_edge(x)};
-  n->save(0, xc);
-  n->save(1, detach(out));
-  attach_node(out, std::move(n));
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m[i]) dims.push_back(int64_t(i));
+  record_even_split(kExtSplit[Kind], x, xc, out, dims);
 }
 
 template <int Kind>
@@ -369,7 +353,7 @@ TensorImplPtr ext_values(const TensorImplPtr& x, const std::vector<int64_t>& dim
   const char* name = kExtName[Kind];
   auto m = reduced_mask(x, dims, name);
   check_nonempty(x, m, name);
-  auto xc = cast_raw(x, compute_dtype(ExtBackward<Kind>::schema_v1, x->dtype));
+  auto xc = cast_raw(x, compute_dtype(ext_schema(Kind), x->dtype));
   auto out = reduce_via32(xc, out_shape_of(x, m, keepdim), xc->dtype, [&](const TensorImplPtr& xk, const TensorImplPtr& out) {
     Plan p = make_plan(xk, m, false, /*allow_split=*/true);
     LUCID_DISPATCH_NO_HALF(xk->dtype, name, [&] {
@@ -414,10 +398,11 @@ std::pair<TensorImplPtr, TensorImplPtr> ext_dim(const TensorImplPtr& x, int64_t 
   const char* name = kExtName[Kind];
   auto m = reduced_mask(x, {dim}, name);
   check_nonempty(x, m, name);
-  auto xc = cast_raw(x, compute_dtype(ExtBackward<Kind>::schema_v1, x->dtype));
+  auto xc = cast_raw(x, compute_dtype(ext_schema(Kind), x->dtype));
   auto vals = empty(out_shape_of(x, m, keepdim), xc->dtype);
   auto idx = arg_impl<ext_is_max(Kind)>(xc, m, keepdim, vals);
-  record_ext<Kind>(vals, x, xc, m);
+  const int64_t d = x->ndim() ? wrap_dim(dim, x->ndim(), name) : 0;
+  record_select(Kind == kMax ? SelectKind::MaxDim : SelectKind::MinDim, x, vals, idx, d, keepdim);
   return {vals, idx};
 }
 
@@ -664,7 +649,7 @@ TensorImplPtr logsumexp(const TensorImplPtr& x, const std::vector<int64_t>& dims
     n->set(x, m);
     n->next_edges = {gradient_edge(x)};
     n->save(0, xc);
-    n->save(1, detach(out));
+    n->save_output(1, out);
     attach_node(out, std::move(n));
   }
   return out;
@@ -714,7 +699,7 @@ TensorImplPtr norm(const TensorImplPtr& x, double p, const std::vector<int64_t>&
     n->p = p;
     n->next_edges = {gradient_edge(x)};
     n->save(0, xc);
-    n->save(1, detach(out));
+    n->save_output(1, out);
     attach_node(out, std::move(n));
   }
   return out;

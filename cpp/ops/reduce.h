@@ -1,9 +1,9 @@
 // Reductions over a set of dims (empty = all) with keepdim: sum, mean, var/std (correction),
 // amax/amin, max/min (full, or over one dim with indices), argmax/argmin, logsumexp, prod, norm.
 // float32 sums accumulate in double, half types in float; all are ForceFP32 under autocast.
-// Gradient of max/min/amax/amin (and norm p=inf): split evenly among the tied extremal elements
-// (PyTorch's amax rule). NOTE: PyTorch's max(dim)/min(dim) route the gradient to the returned
-// index instead; pylucid uses the even split for every extremum so one rule holds everywhere.
+// Gradient of amax/amin (and norm p=inf): split evenly among the tied extremal elements
+// (PyTorch's amax rule). max()/min() split evenly too, among the NaNs when the result is NaN;
+// max(dim)/min(dim) route it to the returned index (PyTorch's nodes, all in ops/select_k.h).
 // Saved: mean/sum nothing; var/logsumexp/max x (+ the output); prod x and the output.
 // An empty reduction: sum 0, prod 1, mean/var NaN; max/min/argmax over a zero-size dim raise.
 // sum_to reduces a broadcast gradient back to an operand's shape.

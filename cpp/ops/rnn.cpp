@@ -218,7 +218,7 @@ std::vector<TensorImplPtr> RnnBackward::apply(const TensorImplPtr& grad_out) {
   LUCID_CHECK_DTYPE(grad_out != nullptr, "RnnBackward: grad_out is None");
   LUCID_CHECK_SHAPE(grad_out->shape == out_->shape, "RnnBackward: grad_out shape ", shape_str(grad_out->shape),
                     " does not match the output shape ", shape_str(out_->shape));
-  LUCID_CHECK(out_->version() == out_version_, "RnnBackward: the output was modified by an in-place operation");
+  if (out_->version() != out_version_) throw LucidError(modified_saved_message(*out_, this, out_version_));
   const DType wd = work_dtype_;
   const RnnMode mode = mode_;
   const bool lstm = mode == RnnMode::Lstm;
@@ -366,7 +366,7 @@ TensorImplPtr rnn_composite(RnnMode mode, bool reverse, DType wd, const std::arr
 // recomputation, and differentiating them again reaches the original inputs.
 std::vector<TensorImplPtr> RnnBackward::apply_graph(const TensorImplPtr& grad_out) {
   LUCID_CHECK_DTYPE(grad_out != nullptr, "RnnBackward: grad_out is None");
-  LUCID_CHECK(out_->version() == out_version_, "RnnBackward: the output was modified by an in-place operation");
+  if (out_->version() != out_version_) throw LucidError(modified_saved_message(*out_, this, out_version_));
   std::array<TensorImplPtr, 8> in;
   std::vector<TensorImplPtr> wrt;
   std::vector<size_t> wrt_slot;

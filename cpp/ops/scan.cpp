@@ -152,7 +152,7 @@ TensorImplPtr cumprod(const TensorImplPtr& x, int64_t dim, std::optional<DType> 
     n->in_dtype_ = x->dtype;
     n->set_inputs({x});
     n->save(0, x);
-    n->save(1, detach(out));
+    n->save_output(1, out);
     attach_node(out, std::move(n));
   }
   return out;

@@ -67,7 +67,7 @@ TensorImplPtr softmax_impl(const TensorImplPtr& x, int64_t dim) {
     n->in_dtype_ = x->dtype;
     n->set_inputs({x});
     // A detached alias: saving `out` itself would make out -> grad_fn -> out a cycle.
-    n->save(0, detach(out));
+    n->save_output(0, out);
     attach_node(out, std::move(n));
   }
   return out;

@@ -496,7 +496,7 @@ TensorImplPtr unary_op(const TensorImplPtr& x, const Op& op = Op{}) {
     n->in_dtype = x->dtype;
     n->set_inputs({x});
     if constexpr (Op::kSaves == Saves::Input) n->save(0, xc);
-    if constexpr (Op::kSaves == Saves::Output) n->save(0, detach(out));
+    if constexpr (Op::kSaves == Saves::Output) n->save_output(0, out);
     attach_node(out, std::move(n));
   }
   return out;
@@ -504,6 +504,7 @@ TensorImplPtr unary_op(const TensorImplPtr& x, const Op& op = Op{}) {
 
 template <class Op>
 TensorImplPtr unary_inplace(const TensorImplPtr& x, const Op& op, const char* name) {
+  check_no_internal_overlap(x);
   if (inplace_records(x, {}, name))  // an op that saves its input gets a copy of x's old value
     return rebase_inplace(x, unary_op(Op::kSaves == Saves::Input ? clone(x) : x, op), name);
   check_inplace(x, name);

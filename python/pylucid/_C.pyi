@@ -13,7 +13,7 @@ class DtypeMismatch(LucidError, TypeError):
     """A dtype or argument type the op does not accept (also a TypeError)."""
 class IndexOutOfRange(LucidError, IndexError):
     """An index or dim outside its range (also an IndexError)."""
-__all__: list[str] = ['AccumulateGrad', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MseLossBackward', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'RnnBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'acos', 'acosh', 'add', 'amax', 'amin', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmin', 'argsort', 'asin', 'asinh', 'atan', 'atan2', 'atanh', 'bernoulli', 'bincount', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cosh', 'cumprod', 'cumsum', 'default_generator', 'diagonal', 'div', 'dot', 'dtype', 'empty_cache', 'erf', 'erfc', 'exp', 'exp2', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'get_num_threads', 'histc', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'linear', 'log', 'log10', 'log1p', 'log2', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reset_peak_memory_stats', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'searchsorted', 'select', 'set_cache_limit', 'set_num_threads', 'sigmoid', 'sign', 'signbit', 'silu', 'sin', 'sinh', 'sort', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tan', 'tanh', 'topk', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unique', 'unsqueeze', 'var', 'where']
+__all__: list[str] = ['AccumulateGrad', 'AmaxBackward0', 'AminBackward0', 'AmpPolicy', 'BatchNormBackward', 'BinaryCrossEntropyWithLogitsBackward', 'ConvolutionBackward', 'CrossEntropyBackward', 'DropoutBackward', 'DtypeMismatch', 'EmbeddingBackward', 'Generator', 'GroupNormBackward', 'GroupRMSNormBackward', 'IndexOutOfRange', 'KthvalueBackward0', 'L1LossBackward', 'LayerNormBackward', 'LogSoftmaxBackward', 'LucidError', 'MaxBackward0', 'MaxBackward1', 'MedianBackward0', 'MedianBackward1', 'MinBackward0', 'MinBackward1', 'ModeBackward0', 'MseLossBackward', 'NanmedianBackward0', 'NanmedianBackward1', 'NllLossBackward', 'Node', 'OpSchema', 'PadBackward', 'PoolBackward', 'RMSNormBackward', 'RnnBackward', 'ScaledDotProductAttentionBackward', 'ShapeMismatch', 'SoftmaxBackward', 'Tensor', 'abs', 'acos', 'acosh', 'add', 'amax', 'amin', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmin', 'argsort', 'asin', 'asinh', 'atan', 'atan2', 'atanh', 'bernoulli', 'bincount', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'clone', 'cos', 'cosh', 'cumprod', 'cumsum', 'default_generator', 'diagonal', 'div', 'dot', 'dtype', 'empty_cache', 'erf', 'erfc', 'exp', 'exp2', 'expm1', 'fix', 'flatten', 'floor', 'floor_divide', 'fmod', 'gather', 'gelu', 'get_num_threads', 'histc', 'index_select', 'initial_seed', 'is_grad_enabled', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'linear', 'log', 'log10', 'log1p', 'log2', 'logsumexp', 'masked_fill', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multinomial', 'narrow', 'neg', 'negative', 'nonzero', 'norm', 'permute', 'pow', 'prod', 'promote_types', 'relu', 'relu_', 'remainder', 'reset_peak_memory_stats', 'reshape', 'result_type', 'round', 'rsqrt', 'scatter_add', 'searchsorted', 'select', 'set_cache_limit', 'set_num_threads', 'sigmoid', 'sign', 'signbit', 'silu', 'sin', 'sinh', 'sort', 'split', 'sqrt', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 't', 'tan', 'tanh', 'topk', 'transpose', 'tril', 'triu', 'trunc', 'unbind', 'unflatten', 'unique', 'unsqueeze', 'var', 'where']
 class dtype:
     """
     The element type of a tensor (PyTorch's torch.dtype): pylucid.bool, int64, float16, bfloat16, float32, float64; `name` is its name and `value` its integer code.
@@ -1576,7 +1576,7 @@ class Tensor:
     def mode(self, *args, **kwargs):
         """
         ``(values, indices)``: the most frequent value along ``dim`` (the smallest among equally
-            frequent ones) and the index of its last occurrence.
+            frequent ones) and the index PyTorch returns for it (its last occurrence in short rows).
         """
     def moveaxis(self, source: typing.Any, destination: typing.Any) -> Tensor:
         """
@@ -2637,6 +2637,162 @@ class AccumulateGrad(Node):
         """
         The leaf tensor whose .grad this node accumulates into (a strong reference).
         """
+class MaxBackward0(Node):
+    """
+    the gradient goes to the returned index.
+    """
+    @property
+    def _saved_dim(self) -> builtins.int:
+        ...
+    @property
+    def _saved_indices(self) -> Tensor:
+        ...
+    @property
+    def _saved_keepdim(self) -> builtins.bool:
+        ...
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        ...
+class MinBackward0(Node):
+    """
+    the gradient goes to the returned index.
+    """
+    @property
+    def _saved_dim(self) -> builtins.int:
+        ...
+    @property
+    def _saved_indices(self) -> Tensor:
+        ...
+    @property
+    def _saved_keepdim(self) -> builtins.bool:
+        ...
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        ...
+class MedianBackward1(Node):
+    """
+    the gradient goes to the returned index.
+    """
+    @property
+    def _saved_dim(self) -> builtins.int:
+        ...
+    @property
+    def _saved_indices(self) -> Tensor:
+        ...
+    @property
+    def _saved_keepdim(self) -> builtins.bool:
+        ...
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        ...
+class NanmedianBackward1(Node):
+    """
+    the gradient goes to the returned index.
+    """
+    @property
+    def _saved_dim(self) -> builtins.int:
+        ...
+    @property
+    def _saved_indices(self) -> Tensor:
+        ...
+    @property
+    def _saved_keepdim(self) -> builtins.bool:
+        ...
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        ...
+class KthvalueBackward0(Node):
+    """
+    the gradient goes to the returned index.
+    """
+    @property
+    def _saved_dim(self) -> builtins.int:
+        ...
+    @property
+    def _saved_indices(self) -> Tensor:
+        ...
+    @property
+    def _saved_keepdim(self) -> builtins.bool:
+        ...
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        ...
+class ModeBackward0(Node):
+    """
+    the gradient goes to the returned index.
+    """
+    @property
+    def _saved_dim(self) -> builtins.int:
+        ...
+    @property
+    def _saved_indices(self) -> Tensor:
+        ...
+    @property
+    def _saved_keepdim(self) -> builtins.bool:
+        ...
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        ...
+class MaxBackward1(Node):
+    """
+    the gradient is split evenly among the elements equal to the result (the NaNs if it is NaN).
+    """
+    @property
+    def _saved_result(self) -> Tensor:
+        ...
+    @property
+    def _saved_self(self) -> Tensor:
+        ...
+class MinBackward1(Node):
+    """
+    the gradient is split evenly among the elements equal to the result (the NaNs if it is NaN).
+    """
+    @property
+    def _saved_result(self) -> Tensor:
+        ...
+    @property
+    def _saved_self(self) -> Tensor:
+        ...
+class MedianBackward0(Node):
+    """
+    the gradient is split evenly among the elements equal to the result (the NaNs if it is NaN).
+    """
+    @property
+    def _saved_result(self) -> Tensor:
+        ...
+    @property
+    def _saved_self(self) -> Tensor:
+        ...
+class NanmedianBackward0(Node):
+    """
+    the gradient is split evenly among the elements equal to the result (the NaNs if it is NaN).
+    """
+    @property
+    def _saved_result(self) -> Tensor:
+        ...
+    @property
+    def _saved_self(self) -> Tensor:
+        ...
+class AmaxBackward0(Node):
+    """
+    the gradient is split evenly among the elements equal to the result.
+    """
+    @property
+    def _saved_result(self) -> Tensor:
+        ...
+    @property
+    def _saved_self(self) -> Tensor:
+        ...
+class AminBackward0(Node):
+    """
+    the gradient is split evenly among the elements equal to the result.
+    """
+    @property
+    def _saved_result(self) -> Tensor:
+        ...
+    @property
+    def _saved_self(self) -> Tensor:
+        ...
 class Generator:
     """
     A random number generator (PyTorch's torch.Generator), drawing PyTorch's CPU stream: seeded alike, it yields the same numbers. Pass it as generator= to any random function; Generator(device='cpu').
@@ -3114,6 +3270,10 @@ def _inplace_records(input: Tensor, others: collections.abc.Sequence[Tensor], op
     """
 def _is_anomaly_enabled() -> builtins.bool:
     ...
+def _kthvalue(input: Tensor, k: typing.SupportsInt | typing.SupportsIndex, dim: typing.SupportsInt | typing.SupportsIndex, keepdim: builtins.bool) -> tuple[Tensor, Tensor]:
+    """
+    The k-th smallest along dim and its index (PyTorch's quickselect, so ties pick the same index).
+    """
 def _l1_loss(input: Tensor, target: Tensor, reduction: str) -> Tensor:
     ...
 def _layer_norm(input: Tensor, normalized_shape: typing.Any, weight: Tensor | None, bias: Tensor | None, eps: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
@@ -3138,8 +3298,20 @@ def _make_function_nodes(arg0: str, arg1: collections.abc.Sequence[Tensor | None
     """
 def _manual_seed(arg0: typing.Any) -> Generator:
     ...
+def _median_all(input: Tensor, ignore_nan: builtins.bool) -> Tensor:
+    """
+    The lower median of all elements (ignore_nan: nanmedian).
+    """
+def _median_dim(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, keepdim: builtins.bool, ignore_nan: builtins.bool) -> tuple[Tensor, Tensor]:
+    """
+    The lower median along dim and its index (ignore_nan: nanmedian).
+    """
 def _mish(input: Tensor) -> Tensor:
     ...
+def _mode(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, keepdim: builtins.bool) -> tuple[Tensor, Tensor]:
+    """
+    The most frequent value along dim and its index.
+    """
 def _mse_loss(input: Tensor, target: Tensor, reduction: str) -> Tensor:
     ...
 def _nadam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], mu_products: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, momentum_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled_weight_decay: builtins.bool, maximize: builtins.bool) -> None:

@@ -370,18 +370,9 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     ``(values, indices)``; differentiable in values."""
     _tensor_arg(input, "kthvalue")
     dim = _dim(dim, input.dim(), "kthvalue")
-    n = input.shape[dim] if input.dim() else 1
     if isinstance(k, bool) or not isinstance(k, int):
         raise _C.DtypeMismatch(f"kthvalue: k must be an int, got {type(k).__name__}")
-    if not 1 <= k <= n:
-        raise _C.ShapeMismatch(f"kthvalue: selected number k ({k}) out of range for dimension {dim} of size {n}")
-    values, indices = _C.sort(input, dim, stable=True)
-    if input.dim() == 0:
-        return kthvalue_type(values, indices)
-    values, indices = values.narrow(dim, k - 1, 1), indices.narrow(dim, k - 1, 1)
-    if not keepdim:
-        values, indices = values.squeeze(dim), indices.squeeze(dim)
-    return kthvalue_type(values, indices)
+    return kthvalue_type(*_C._kthvalue(input, k, dim, keepdim))
 
 
 def _erfinv_f64(y):

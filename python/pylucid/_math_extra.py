@@ -313,33 +313,9 @@ def _no_bool(op, input):
 
 def _median(op, result, input, dim, keepdim, skip_nan):
     _no_bool(op, input)
-    x, d = (input.reshape(-1), 0) if dim is None else (input, _dim(op, dim, input.ndim))
-    if x.ndim == 0:
-        x, d = x.reshape(1), 0
-    n = x.shape[d]
-    if n == 0:
-        if dim is None:
-            return full_like(x.sum(), _math.nan) if x.dtype.is_floating_point else x.sum()
-        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
-    # NaN sorts last (stably): median takes a row's first NaN when it has one, nanmedian the lower
-    # middle of the other values.
-    order = x.detach().sort(d, stable=True).indices
-    nans = _C.isnan(x.detach()).sum(d, keepdim=True) if x.dtype.is_floating_point else None
-    if nans is None:
-        k = full_like(order.narrow(d, 0, 1), (n - 1) // 2)
-    elif skip_nan:
-        k = ((n - nans - 1).clamp(min=0)) // 2
-    else:
-        k = _C.where(nans > 0, n - nans, full_like(nans, (n - 1) // 2))
-    indices = order.gather(d, k)
-    values = x.gather(d, indices)
     if dim is None:
-        return values.reshape(())
-    if not keepdim:
-        values, indices = values.squeeze(d), indices.squeeze(d)
-    if input.ndim == 0:
-        values, indices = values.reshape(()), indices.reshape(())
-    return result(values, indices)
+        return _C._median_all(input, skip_nan)
+    return result(*_C._median_dim(input, _dim(op, dim, input.ndim), keepdim, skip_nan))
 
 
 def median(input, dim=None, keepdim=False):
@@ -355,23 +331,9 @@ def nanmedian(input, dim=None, keepdim=False):
 
 def mode(input, dim=-1, keepdim=False):
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest among equally
-    frequent ones) and the index of its last occurrence."""
+    frequent ones) and the index PyTorch returns for it (its last occurrence in short rows)."""
     _no_bool("mode", input)
-    x, d = (input.reshape(1), 0) if input.ndim == 0 else (input, _dim("mode", dim, input.ndim))
-    if x.shape[d] == 0:
-        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
-    a = _np.moveaxis(_values(x), d, -1)
-    rows = a.reshape(-1, a.shape[-1])
-    idx = _np.empty(rows.shape[0], dtype=_np.int64)
-    for r, row in enumerate(rows):
-        vals, counts = _np.unique(row, return_counts=True)
-        v = vals[_np.argmax(counts)]  # unique sorts, argmax takes the first (smallest) of the most frequent
-        idx[r] = _np.nonzero((row == v) | (_np.isnan(row) & _np.isnan(v)))[0][-1]
-    indices = _index(idx.reshape(a.shape[:-1])).unsqueeze(d)
-    values = x.gather(d, indices)
-    if not keepdim or input.ndim == 0:
-        values, indices = values.squeeze(d), indices.squeeze(d)
-    return _Mode(values, indices)
+    return _Mode(*_C._mode(input, _dim("mode", dim, input.ndim), keepdim))
 
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")

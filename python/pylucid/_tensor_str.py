@@ -220,9 +220,8 @@ _TORCH_NODE_NAMES = {
 # The node names of custom autograd Functions (``MyReLUBackward``), which PyTorch does not number.
 CUSTOM_NODE_NAMES: set[str] = set()
 # Ops whose PyTorch overload with a dim argument is numbered 1 (sum(dim), mean(dim)) and whose
-# full reduction is 0, or the other way round (max()/min() without a dim are overload 1).
-_DIM_OVERLOAD = {"SumBackward": ("0", "1"), "MeanBackward": ("0", "1"), "MaxBackward": ("1", "0"),
-                 "MinBackward": ("1", "0")}
+# full reduction is 0 (max/min/median nodes carry their number in their own name).
+_DIM_OVERLOAD = {"SumBackward": ("0", "1"), "MeanBackward": ("0", "1")}
 
 
 def node_display_name(node, out=None):

@@ -14,6 +14,19 @@ from .._tensor_str import CUSTOM_NODE_NAMES
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 
+def _modified_message(t, expected):
+    """PyTorch's message for a saved tensor changed in place since it was saved."""
+    legacy = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+              "bool": "Bool"}[str(t.dtype).split(".")[-1]]
+    which = ""
+    if t.grad_fn is not None:
+        which = ", which is output 0 of " + t.grad_fn.name().rstrip("0123456789").removesuffix("Backward") + ","
+    return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"[torch.{legacy}Tensor {list(t.shape)}]{which} is at version {t._version}; expected version "
+            f"{expected} instead. Hint: enable anomaly detection to find the operation that failed to compute its "
+            f"gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
 class FunctionCtx:
     """The ``ctx`` handed to ``forward``/``setup_context`` and ``backward``: saves tensors and
     flags for the backward."""
@@ -52,15 +65,16 @@ class FunctionCtx:
         """The tensors given to ``save_for_backward``, as a tuple; raises if one was modified in
         place since, or if the graph was already freed by a backward without retain_graph."""
         if self._released or self._current_node in self._released_nodes:
-            raise _C.LucidError(f"{self._fn_name}: trying to backward through the graph a second time (or to "
-                                "access saved tensors after they have already been freed); pass "
-                                "retain_graph=True to the first backward")
+            raise _C.LucidError(
+                "Trying to backward through the graph a second time (or directly access saved tensors after they "
+                "have already been freed). Saved intermediate values of the graph are freed when you call "
+                ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved tensors after calling backward.")
         if self._packed:  # saved_tensors_hooks were active: unpack_hook gives the tensor back
             return tuple(None if p is None else p.get(self._fn_name) for p in self._saved)
-        for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
+        for t, v in zip(self._saved, self._saved_versions):
             if t is not None and t._version != v:
-                raise _C.LucidError(f"{self._fn_name}: saved tensor {i} (shape {list(t.shape)}) was modified by an "
-                                    f"in-place operation (version {t._version}, saved at version {v})")
+                raise _C.LucidError(_modified_message(t, v))
         return self._saved
 
     def mark_non_differentiable(self, *tensors):
@@ -159,8 +173,8 @@ class Function(metaclass=_FunctionMeta):
             if id(o) in in_ids:
                 if id(o) in ctx._dirty:
                     if o.requires_grad and o.grad_fn is None:
-                        raise _C.LucidError(f"{name}: a leaf Variable that requires grad is being used in an "
-                                            "in-place operation (forward marked it dirty)")
+                        raise _C.LucidError("a leaf Variable that requires grad is being used in an in-place "
+                                            "operation.")
                 else:  # an input returned as is: the output is a new alias with its own history
                     outs[i] = _alias(o)
             diff_idx.append(i)

@@ -23,8 +23,7 @@ def _default_grads(outputs, grad_outputs, op):
             raise _C.DtypeMismatch(f"{op}: output {i} is a {type(o).__name__}, expected a Tensor")
         if g is None:
             if o.numel() != 1:
-                raise _C.ShapeMismatch(f"{op}: grad can be implicitly created only for scalar outputs; "
-                                       f"output {i} has shape {list(o.shape)} (pass grad_outputs=)")
+                raise _C.ShapeMismatch("grad can be implicitly created only for scalar outputs")
             g = _C._full(o.shape, 1.0, o.dtype)
         out.append(g)
     return out
@@ -61,9 +60,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     res = _C._run_backward(outputs, grads, bool(retain_graph), inputs, bool(create_graph))
     for i, r in enumerate(res):
         if r is None and not allow_unused:
-            raise _C.LucidError(f"grad: input {i} was not used in the graph of the outputs: one of the "
-                                "differentiated Tensors appears to not have been used in the graph. Set "
-                                "allow_unused=True if this is the desired behavior.")
+            raise _C.LucidError(f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
+                                "Set allow_unused=True if this is the desired behavior.")
     if materialize_grads:
         from .._tensor import zeros_like
         res = [zeros_like(t) if r is None else r for t, r in zip(inputs, res)]
