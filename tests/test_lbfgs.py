@@ -189,7 +189,7 @@ def _torch_pair(problem):
     ("mlp", {"history_size": 3, "max_iter": 7, "lr": 0.5}, 3, 1e-3),
 ])
 def test_matches_torch_iterates(problem, kw, steps, tol):
-    import torch
+    torch = pytest.importorskip("torch")
     (tp, tf), (lp, lf) = _torch_pair(problem)
     topt, tl = _run(tp, tf, torch.optim.LBFGS, steps, **kw)
     lopt, ll = _run(lp, lf, LBFGS, steps, **kw)
