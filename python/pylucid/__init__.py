@@ -8,10 +8,13 @@ import os as _os
 # NOTE: one pool of threads. OpenBLAS runs each call on the calling thread and pylucid splits large
 # products over its OpenMP pool instead (core/threads.h): OpenBLAS's own workers spin-wait and fight
 # OpenMP's for the cores (a 2-thread MLP step measured 2x slower, a char_lm step 53 ms -> 1.4 s).
-# Idle OpenMP workers sleep rather than spin. Both are read when the libraries load, so they are
-# set here, before either loads; a user's own setting wins (OPENBLAS_NUM_THREADS > 1 hands
-# products back to OpenBLAS's threads; OMP_NUM_THREADS sets pylucid's default pool size).
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# This is read when OpenBLAS loads, so it is set here, before it loads; a user's own setting wins
+# (OPENBLAS_NUM_THREADS > 1 hands products back to OpenBLAS's threads; OMP_NUM_THREADS sets
+# pylucid's default pool size). OpenMP's wait policy is left to the runtime's default (workers
+# spin briefly, then sleep): forcing PASSIVE made every parallel region wake a sleeping worker,
+# and a training step ran slower on 2 threads than on 1 (MLP 784 step 1.75 vs 1.50 ms, char_lm
+# 16.4 vs 11.2 ms; with the default, 1.02-1.07 and 8.2-8.7 ms on 2 threads). The variable is
+# process-wide, so it also slowed PyTorch in the same process (its MLP step 5.1 -> 2.0 ms without).
 _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import scipy_openblas32 as _openblas  # noqa: F401  (loads the BLAS library _C links against)
