@@ -52,11 +52,7 @@ class Adafactor(Optimizer):
             for group in self.param_groups:
                 lr, wd, d = group["lr"], group["weight_decay"], group["d"]
                 eps1, eps2 = group["eps"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    grad = -p.grad if group["maximize"] else p.grad
-                    state = self.state[p]
+                for p, grad, state in self._with_grads(group):
                     if not state:
                         state["step"] = full((), 0.0, dtype=_C.dtype.float32)
                         if grad.dim() > 1:

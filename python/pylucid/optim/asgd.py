@@ -41,11 +41,7 @@ class ASGD(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr, lambd, alpha, t0, wd = (group[k] for k in ("lr", "lambd", "alpha", "t0", "weight_decay"))
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    grad = -p.grad if group["maximize"] else p.grad
-                    state = self.state[p]
+                for p, grad, state in self._with_grads(group):
                     if not state:
                         state["step"] = full((), 0.0, dtype=_C.dtype.float32)
                         state["eta"] = full((), float(lr), dtype=_C.dtype.float32)

@@ -110,6 +110,14 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    def _with_grads(self, group):
+        """(parameter, gradient, state) for each parameter of `group` that has a gradient; the
+        gradient is negated when the group maximizes (the Python-side optimizers' step loop)."""
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            yield p, (-p.grad if group["maximize"] else p.grad), self.state[p]
+
     # ---- state ---------------------------------------------------------------------------
 
     def state_dict(self):

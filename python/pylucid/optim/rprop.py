@@ -37,11 +37,7 @@ class Rprop(Optimizer):
             for group in self.param_groups:
                 etaminus, etaplus = group["etas"]
                 lo, hi = group["step_sizes"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    grad = -p.grad if group["maximize"] else p.grad
-                    state = self.state[p]
+                for p, grad, state in self._with_grads(group):
                     if not state:
                         state["step"] = full((), 0.0, dtype=_C.dtype.float32)
                         state["prev"] = full(tuple(p.shape), 0.0, dtype=p.dtype)
