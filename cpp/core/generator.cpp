@@ -32,7 +32,7 @@ void Generator::uniform_doubles(double* out, int64_t n) {
     const int64_t m = std::min(kBlock, n - i0);
     engine.fill(w, 2 * m);
     for (int64_t i = 0; i < m; ++i)  // random64(): the first draw is the high word
-      out[i0 + i] = double(((uint64_t(w[2 * i]) << 32) | w[2 * i + 1]) & ((uint64_t(1) << 53) - 1)) * 0x1p-53;
+      out[i0 + i] = unit53((uint64_t(w[2 * i]) << 32) | w[2 * i + 1]);
   }
 }
 

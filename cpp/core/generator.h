@@ -5,12 +5,12 @@
 // Matching the stream is what lets a seeded PyTorch program give the same numbers here.
 // Every draw happens under `mu`; the default generator is process-wide.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <algorithm>
 #include <vector>
 
 namespace lucid {
@@ -77,7 +77,9 @@ struct Generator {
     if (digits > 32) return double(random64() & ((uint64_t(1) << digits) - 1)) / scale;
     return double(random() & ((uint32_t(1) << digits) - 1)) / scale;
   }
-  double uniform_double() { return double(random64() & ((uint64_t(1) << 53) - 1)) * 0x1p-53; }
+  double uniform_double() { return unit53(random64()); }
+  // The low 53 bits of a 64-bit draw as a double in [0, 1).
+  static double unit53(uint64_t r) { return double(r & ((uint64_t(1) << 53) - 1)) * 0x1p-53; }
   // n draws of uniform_double() into out, in order.
   void uniform_doubles(double* out, int64_t n);
   // PyTorch's normal_distribution<double>: Box-Muller on two doubles, caching the sine value.

@@ -1,11 +1,17 @@
+// NOTE: as in attention.cpp, GCC if-converts the float compares of the normal sampler's lanes
+// (and so vectorises its block loop) only when it may assume FP operations do not trap; nothing
+// here reads FP exception flags, and nothing is reassociated.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include "kernels/cpu/random.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstring>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/vmath.h"
 
 namespace lucid::kernels {
 
@@ -43,14 +49,12 @@ LUCID_ALWAYS_INLINE double neg_log_unit(double v) {
 // randn/normal_ is bit-identical to PyTorch's. Double and the half types keep PyTorch's scalar normal_fill.
 namespace cephes {
 inline float fma(float a, float b, float c) { return std::fma(a, b, c); }
-inline uint32_t bits(float x) { uint32_t u; std::memcpy(&u, &x, 4); return u; }
-inline float from_bits(uint32_t u) { float x; std::memcpy(&x, &u, 4); return x; }
 
 // avx_mathfun's log256_ps for one lane (u1 in (0, 1], so the invalid-input mask never fires).
 inline float log_ps(float x) {
-  x = std::max(x, from_bits(0x00800000u));  // min_norm_pos
-  int32_t e_i = int32_t(bits(x) >> 23);
-  x = from_bits((bits(x) & ~0x7f800000u) | bits(0.5f));
+  x = std::max(x, bits_to_f32(0x00800000u));  // min_norm_pos
+  int32_t e_i = int32_t(f32_to_bits(x) >> 23);
+  x = bits_to_f32((f32_to_bits(x) & ~0x7f800000u) | f32_to_bits(0.5f));
   e_i -= 0x7f;
   float e = float(e_i);
   e = e + 1.0f;
@@ -79,8 +83,8 @@ inline float log_ps(float x) {
 
 // avx_mathfun's sincos256_ps for one lane.
 inline void sincos_ps(float x, float* s, float* c) {
-  uint32_t sign_sin = bits(x) & 0x80000000u;
-  x = from_bits(bits(x) & 0x7fffffffu);
+  uint32_t sign_sin = f32_to_bits(x) & 0x80000000u;
+  x = bits_to_f32(f32_to_bits(x) & 0x7fffffffu);
   float y = x * 1.27323954473516f;  // 4 / pi
   int32_t j = int32_t(y);           // cvttps: truncation
   j = (j + 1) & ~1;
@@ -105,9 +109,9 @@ inline void sincos_ps(float x, float* s, float* c) {
   ys = ys * z; ys = fma(ys, x, x);
   // The vector code blends the two polynomials with masks and adds the masked-out +0 lane, so a
   // -0 polynomial value comes out +0; "+ 0.0f" keeps that (it is not folded without fast-math).
-  const uint32_t ys0 = bits(0.0f + ys), yc0 = bits(yc + 0.0f);  // both computed: no branch
-  *s = from_bits((poly_cos ? ys0 : yc0) ^ sign_sin);
-  *c = from_bits((poly_cos ? yc0 : ys0) ^ sign_cos);
+  const uint32_t ys0 = f32_to_bits(0.0f + ys), yc0 = f32_to_bits(yc + 0.0f);  // both computed: no branch
+  *s = bits_to_f32((poly_cos ? ys0 : yc0) ^ sign_sin);
+  *c = bits_to_f32((poly_cos ? yc0 : ys0) ^ sign_cos);
 }
 }  // namespace cephes
 
