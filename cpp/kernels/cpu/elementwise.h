@@ -33,65 +33,56 @@ inline D convert(S s) {
 }
 
 // Flat loops for the common case: every operand contiguous with the output's shape. They skip
-// the loop planning (a measurable share of a 4x4 op) and split over threads when large.
-template <class O, class A, class F>
-void map1_flat(int64_t n, O* out, const A* a, F f) {
-  auto chunk = [&](int64_t i0, int64_t i1) {
-    const F g = f;  // a local copy: see map1
-    for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i]);
-  };
-  if (n < 2 * kParallelGrain) return chunk(0, n);
+// the loop planning (a measurable share of a 4x4 op) and split over threads when large:
+// run_flat runs chunk(i0, i1) over [0, n), whole on this thread when small.
+template <class Chunk>
+void run_flat(int64_t n, Chunk&& chunk) {
+  if (n < 2 * kParallelGrain) return chunk(int64_t(0), n);
   parallel_chunks(threads_for_work(n), n, chunk);
 }
 
-// map1_flat / map2_flat with the loop also compiled for AVX-512 and for AVX2 + FMA, the best
-// picked at run time: for bodies of branch-free float math (vmath.h: exp, sigmoid, tanh, ...)
-// that vectorise to the register width (4x the baseline's SSE2 lanes on AVX-512).
+// The flat loops' bodies. Each calls a local copy of the functor: see map1.
 template <class O, class A, class F>
 struct Map1Loop {
   static LUCID_ALWAYS_INLINE void run(int64_t i0, int64_t i1, O* out, const A* a, const F* f) {
-    const F g = *f;  // a local copy: see map1
+    const F g = *f;
     for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i]);
   }
 };
 template <class O, class A, class B, class F>
 struct Map2Loop {
   static LUCID_ALWAYS_INLINE void run(int64_t i0, int64_t i1, O* out, const A* a, const B* b, const F* f) {
-    const F g = *f;  // a local copy: see map1
+    const F g = *f;
     for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i], b[i]);
   }
 };
+
+template <class O, class A, class F>
+void map1_flat(int64_t n, O* out, const A* a, F f) {
+  run_flat(n, [&](int64_t i0, int64_t i1) { Map1Loop<O, A, F>::run(i0, i1, out, a, &f); });
+}
+template <class O, class A, class B, class F>
+void map2_flat(int64_t n, O* out, const A* a, const B* b, F f) {
+  run_flat(n, [&](int64_t i0, int64_t i1) { Map2Loop<O, A, B, F>::run(i0, i1, out, a, b, &f); });
+}
+template <class O, class A, class B, class C, class F>
+void map3_flat(int64_t n, O* out, const A* a, const B* b, const C* c, F f) {
+  run_flat(n, [&](int64_t i0, int64_t i1) {
+    const F g = f;
+    for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i], b[i], c[i]);
+  });
+}
+
+// map1_flat / map2_flat with the loop also compiled for AVX-512 and for AVX2 + FMA, the best
+// picked at run time: for bodies of branch-free float math (vmath.h: exp, sigmoid, tanh, ...)
+// that vectorise to the register width (4x the baseline's SSE2 lanes on AVX-512).
 template <class O, class A, class F>
 void map1_flat_wide(int64_t n, O* out, const A* a, F f) {
-  auto chunk = [&](int64_t i0, int64_t i1) { run_best<Map1Loop<O, A, F>, Isa::Avx512>(i0, i1, out, a, &f); };
-  if (n < 2 * kParallelGrain) return chunk(0, n);
-  parallel_chunks(threads_for_work(n), n, chunk);
+  run_flat(n, [&](int64_t i0, int64_t i1) { run_best<Map1Loop<O, A, F>, Isa::Avx512>(i0, i1, out, a, &f); });
 }
 template <class O, class A, class B, class F>
 void map2_flat_wide(int64_t n, O* out, const A* a, const B* b, F f) {
-  auto chunk = [&](int64_t i0, int64_t i1) { run_best<Map2Loop<O, A, B, F>, Isa::Avx512>(i0, i1, out, a, b, &f); };
-  if (n < 2 * kParallelGrain) return chunk(0, n);
-  parallel_chunks(threads_for_work(n), n, chunk);
-}
-
-template <class O, class A, class B, class F>
-void map2_flat(int64_t n, O* out, const A* a, const B* b, F f) {
-  auto chunk = [&](int64_t i0, int64_t i1) {
-    const F g = f;  // a local copy: see map1
-    for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i], b[i]);
-  };
-  if (n < 2 * kParallelGrain) return chunk(0, n);
-  parallel_chunks(threads_for_work(n), n, chunk);
-}
-
-template <class O, class A, class B, class C, class F>
-void map3_flat(int64_t n, O* out, const A* a, const B* b, const C* c, F f) {
-  auto chunk = [&](int64_t i0, int64_t i1) {
-    const F g = f;  // a local copy: see map1
-    for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i], b[i], c[i]);
-  };
-  if (n < 2 * kParallelGrain) return chunk(0, n);
-  parallel_chunks(threads_for_work(n), n, chunk);
+  run_flat(n, [&](int64_t i0, int64_t i1) { run_best<Map2Loop<O, A, B, F>, Isa::Avx512>(i0, i1, out, a, b, &f); });
 }
 
 // The strided maps walk blocks of rows (strided_blocks): the checks on the inner strides are made

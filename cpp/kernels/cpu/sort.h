@@ -9,12 +9,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/vmath.h"
 
 namespace lucid::kernels {
 
@@ -29,8 +29,7 @@ inline bool nan_less(A a, A b) {
 // -0.0 equal to +0.0 and every NaN equal and largest; descending flips every bit. Sorting the
 // keys stably gives the stable float order.
 inline uint32_t float_sort_key(float f, bool descending) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
+  uint32_t u = f32_to_bits(f);
   if (f != f) u = 0xffffffffu;
   else if (f == 0.0f) u = 0x80000000u;
   else u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
