@@ -54,7 +54,14 @@ TensorImplPtr clamp_py(T x, py::handle lo_h, py::handle hi_h, const char* op) {
 
 TensorImplPtr clamp_inplace_py(T x, py::handle lo_h, py::handle hi_h) {
   Bound lo = bound_arg(lo_h, "clamp_", "min"), hi = bound_arg(hi_h, "clamp_", "max");
-  LUCID_CHECK_DTYPE(!lo.tensor && !hi.tensor, "clamp_: tensor bounds are not supported in place; use clamp");
+  if (lo.tensor || hi.tensor) {  // tensor bounds: the out-of-place result written back (copy_ checks dtype and shape)
+    auto r = clamp_py(x, lo_h, hi_h, "clamp_");
+    LUCID_CHECK(is_floating(x->dtype) || !is_floating(r->dtype), "clamp_: result type ",
+                      dtype_name(r->dtype), " can't be cast to the desired output type ", dtype_name(x->dtype));
+    LUCID_CHECK_SHAPE(r->shape == x->shape, "clamp_: the bounds broadcast the result to ", shape_str(r->shape),
+                      ", which does not fit the tensor's shape ", shape_str(x->shape));
+    return copy_(x, r);
+  }
   LUCID_CHECK_DTYPE(is_floating(x->dtype) || !(lo.is_float || hi.is_float), "clamp_: a float bound cannot be "
                     "applied in place to a tensor of dtype ", dtype_name(x->dtype));
   return clamp_(x, lo.value, hi.value);

@@ -33,6 +33,28 @@ Prepared prepare(const char* name, const TensorImplPtr& a, const TensorImplPtr& 
   return p;
 }
 
+// x^y as PyTorch computes a number exponent: sqrt for 0.5, 1 / sqrt for -0.5, x x for 2, x x x for
+// 3, 1 / x for -1 and 1 / (x x) for -2 (so pow(-0., 0.5) is -0 and pow(-inf, 0.5) NaN, and the
+// roundings agree with PyTorch's), std::pow otherwise. Floating A only.
+enum class PowKind { General, Sqrt, Rsqrt, Square, Cube, Reciprocal, InvSquare };
+inline PowKind pow_kind(double e) {
+  return e == 0.5 ? PowKind::Sqrt : e == -0.5 ? PowKind::Rsqrt : e == 2 ? PowKind::Square : e == 3 ? PowKind::Cube
+         : e == -1 ? PowKind::Reciprocal : e == -2 ? PowKind::InvSquare : PowKind::General;
+}
+template <class A>
+inline A pow_as(PowKind k, A x, A y) {
+  switch (k) {
+    case PowKind::Sqrt: return std::sqrt(x);
+    case PowKind::Rsqrt: return A(1) / std::sqrt(x);
+    case PowKind::Square: return x * x;
+    case PowKind::Cube: return x * x * x;
+    case PowKind::Reciprocal: return A(1) / x;
+    case PowKind::InvSquare: return A(1) / (x * x);
+    case PowKind::General: break;
+  }
+  return A(std::pow(x, y));
+}
+
 template <class A>
 A int_pow(A base, A e) {
   if (e < 0) return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
@@ -146,7 +168,10 @@ struct PowBackward : FuncOp<PowBackward, 2>, InputMeta {
     if (needs_input_grad(0))
       ga = grad_for(ternary_apply("pow_backward", shape, gg, a, b, []<class A>() {
                       // d/da a^b = b a^(b-1); written so that b == 0 gives 0, not 0 * inf.
-                      return [](A gv, A x, A y) { return y == A(0) ? A(0) : gv * y * A(std::pow(x, y - A(1))); };
+                      // gv (b a^(b-1)) in PyTorch's order, a^(b-1) as its number-exponent pow.
+                      return [](A gv, A x, A y) {
+                        return y == A(0) ? A(0) : A(gv * (y * pow_as<A>(pow_kind(double(y) - 1), x, y - A(1))));
+                      };
                     }), a_shape, a_dtype);
     if (needs_input_grad(1))
       gb = grad_for(ternary_apply("pow_backward", shape, gg, a, b, []<class A>() {
@@ -385,10 +410,12 @@ TensorImplPtr div(const TensorImplPtr& a, const TensorImplPtr& b) {
 
 TensorImplPtr pow(const TensorImplPtr& a, const TensorImplPtr& b) {
   auto p = prepare("pow", a, b, false);
-  auto out = binary_apply("pow", p.shape, p.a, p.b, []<class A>() {
-    return [](A x, A y) {
+  // A number exponent (0-d b) takes PyTorch's special forms (pow_as); the loop unswitches on kind.
+  const PowKind kind = b->shape.empty() && is_floating(p.dt) ? pow_kind(item_as_double(b, "pow")) : PowKind::General;
+  auto out = binary_apply("pow", p.shape, p.a, p.b, [kind]<class A>() {
+    return [kind](A x, A y) {
       if constexpr (std::is_integral_v<A>) return int_pow<A>(x, y);
-      else return A(std::pow(x, y));
+      else return pow_as<A>(kind, x, y);
     };
   });
   record<PowBackward>(out, a, b, Save::Both);
@@ -425,6 +452,8 @@ void check_inplace(const TensorImplPtr& t, const char* op) {
 
 void check_no_internal_overlap(const TensorImplPtr& t) {
   // PyTorch's rule: a dim of size > 1 with stride 0 (an expanded view) writes one element many times.
+  // An empty tensor writes nothing (numpy gives empty arrays zero strides).
+  if (t->numel() == 0) return;
   for (size_t i = 0; i < t->shape.size(); ++i)
     LUCID_CHECK(!(t->shape[i] > 1 && t->strides[i] == 0),
                 "unsupported operation: more than one element of the written-to tensor refers to a single memory "

@@ -682,7 +682,8 @@ TensorImplPtr norm(const TensorImplPtr& x, double p, const std::vector<int64_t>&
   DType dt = float_compute(NormBackward::schema_v1, x, "norm");
   NormKind kind = p == 2 ? NormKind::L2 : p == 1 ? NormKind::L1 : p == 0 ? NormKind::L0
                 : std::isinf(p) ? (p > 0 ? NormKind::LInf : NormKind::LNegInf) : NormKind::Lp;
-  LUCID_CHECK(p > 0 || kind == NormKind::L0 || kind == NormKind::LNegInf, "norm: p must be >= 0 or -inf, got ", p);
+  // A negative p is the generalised mean (sum |x|^p)^(1/p), as PyTorch's vector norm.
+  LUCID_CHECK(!std::isnan(p), "norm: p must be a number, got nan");
   if (kind == NormKind::LInf || kind == NormKind::LNegInf) check_nonempty(x, m, "norm");
   auto xc = cast_raw(x, dt);
   auto out = reduce_via32(xc, out_shape_of(x, m, keepdim), dt, [&](const TensorImplPtr& xk, const TensorImplPtr& out) {

@@ -350,7 +350,7 @@ struct ErfcOp {
   template <class A> A ddf(A g, A x) const { return A(2) * x * g * A(k2OverSqrtPi) * std::exp(-x * x); }
 };
 // floor/ceil/trunc/round: piecewise constant, so the gradient is zero (PyTorch records a node
-// that returns zeros). Integers pass through unchanged (round refuses them, as PyTorch).
+// that returns zeros). Integers pass through unchanged (round only with decimals = 0, as PyTorch).
 template <class A, class F> A round_int(A x, F fn) {
   if constexpr (std::is_integral_v<A>) return x;
   else return fn(x);
@@ -624,6 +624,8 @@ TensorImplPtr silu(const TensorImplPtr& x) { return unary_op<SiluOp>(x); }
 LUCID_UNARY_SCHEMA(RoundOp, "round", KeepInput)
 TensorImplPtr round(const TensorImplPtr& x, int64_t decimals) {
   LUCID_CHECK(decimals >= -300 && decimals <= 300, "round: decimals must lie in [-300, 300], got ", decimals);
+  // An int64 tensor rounds to itself when decimals is 0 (PyTorch refuses decimals and bool).
+  if (x->dtype == DType::Int64 && decimals == 0) return trunc(x);
   RoundOp op;
   op.decimals = decimals;
   op.ten_pow = std::pow(10.0, double(decimals < 0 ? -decimals : decimals));

@@ -434,8 +434,10 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 # ---- more elementwise --------------------------------------------------------------------
 
 def square(input):
-    """input * input, elementwise; differentiable."""
-    return _tensor_arg(input, "square") * input
+    """input * input, elementwise; differentiable. A bool tensor squares to int64 (PyTorch)."""
+    if _tensor_arg(input, "square").dtype == _C.dtype.bool:
+        input = input.long()
+    return input * input
 
 
 def reciprocal(input):

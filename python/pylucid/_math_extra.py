@@ -453,7 +453,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     return _C.searchsorted(boundaries, input, right=right)
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
+def histogram(input, bins=100, *, range=None, weight=None, density=False):  # noqa: A002
     """``(hist, bin_edges)``: a histogram of a floating tensor with ``bins`` equal bins (over
     ``range`` or the data's min and max) or the given 1-d tensor of edges; ``weight`` weights each
     element, ``density`` normalises to a probability density. The last bin includes its right edge."""

@@ -205,7 +205,7 @@ def heaviside(input, values):
     """The Heaviside step: 0 below zero, 1 above, ``values`` at zero."""
     _tensor_arg(input, "heaviside")
     step = (input > 0).to(input.dtype)
-    return _C.where(input == 0, values.to(input.dtype).expand_as(step), step)
+    return _C.where(input == 0, values.to(input.dtype), step)  # broadcasts both ways
 
 
 def absolute(input):

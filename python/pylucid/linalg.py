@@ -38,7 +38,7 @@ def _check(x, op):
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 (PyTorch's names)
     """The ``ord``-norm of ``x`` over ``dim`` (all elements when None) seen as a vector; ``ord``
-    may be any positive number, ``inf`` or ``-inf``."""
+    may be any number, ``inf`` or ``-inf``."""
     _check(x, "vector_norm")
     if dtype is not None:
         x = x.to(dtype)
@@ -48,9 +48,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
         return x.abs().amax(dim=dim, keepdim=keepdim) if dim is not None else x.abs().max()
     if ord == float("-inf"):
         return x.abs().amin(dim=dim, keepdim=keepdim) if dim is not None else x.abs().min()
-    if ord <= 0:
-        raise _C.LucidError(f"vector_norm: ord must be positive or +-inf, got {ord}")
-    return x.norm(p=float(ord), dim=dim, keepdim=keepdim)
+    return x.norm(p=float(ord), dim=dim, keepdim=keepdim)  # 0: the count of nonzeros; < 0: (sum |x|^ord)^(1/ord)
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 (PyTorch's names)

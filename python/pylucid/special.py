@@ -76,7 +76,7 @@ def _polygamma_np(n, x):
         out = series + acc
         if n == 0:
             out = _np.where(refl, out - _np.pi / _np.tan(_np.pi * x), out)
-            out = _np.where(x == 0, -_np.inf, _np.where((x < 0) & (x == _np.floor(x)), _np.nan, out))
+            out = _np.where(x == 0, _np.copysign(_np.inf, -x), _np.where((x < 0) & (x == _np.floor(x)), _np.nan, out))
         else:
             out = _np.where((x <= 0) & (x == _np.floor(x)), _np.inf, out)
         return _np.where(x == _np.inf, 0.0 if n else _np.inf, out)
@@ -96,8 +96,9 @@ class _Polygamma(_Function):
 
 
 def _lgamma_np(a):
-    # math.lgamma raises at the poles (0, -1, -2, ...), where lgamma is +inf.
-    f = _np.vectorize(lambda v: _math.inf if v <= 0 and v == _math.floor(v) else _math.lgamma(v), otypes=[float])
+    # math.lgamma raises at the poles (0, -1, -2, ...), where lgamma is +inf, as it is at -inf.
+    f = _np.vectorize(lambda v: _math.inf if _math.isinf(v) or (v <= 0 and v == _math.floor(v)) else _math.lgamma(v),
+                      otypes=[float])
     return f(a) if a.size else a
 
 

@@ -114,7 +114,8 @@ struct VarR {
   }
   void combine(Acc& a, const Acc& b) const { a.s += b.s, a.ss += b.ss; }
   Out finish(const Acc& a, int64_t) const {
-    A m2 = std::max(A(0), a.ss - a.s * a.s / n);
+    A m2 = a.ss - a.s * a.s / n;
+    if (m2 < A(0)) m2 = A(0);  // rounding; NaN (from a NaN or an infinite element) stays NaN
     if (n == A(0)) m2 = std::numeric_limits<A>::quiet_NaN();
     A v = m2 / div;
     return convert<T>(take_sqrt ? std::sqrt(v) : v);
