@@ -57,8 +57,9 @@ def test_rounding_dtypes_and_half_to_even():
     assert pylucid.log1p(i).dtype == pylucid.float32
     assert pylucid.round(pylucid.tensor([0.5, 1.5, 2.5, -0.5])).tolist() == [0.0, 2.0, 2.0, -0.0]
     assert pylucid.round(pylucid.tensor([1250.0, 1350.0]), decimals=-2).tolist() == [1200.0, 1400.0]
+    assert pylucid.round(i).tolist() == [3, -4]  # PyTorch: int64 rounds to itself, but not with decimals
     with pytest.raises(pylucid.DtypeMismatch, match="round"):
-        pylucid.round(i)
+        pylucid.round(i, decimals=1)
     with pytest.raises(pylucid.DtypeMismatch, match="floor"):
         pylucid.floor(pylucid.tensor([True]))
 
