@@ -287,7 +287,7 @@ def test_bce_with_logits(use_w, use_pw, reduction):
     pw = RNG.uniform(0.5, 3, size=(4,)) if use_pw else None
     expect = bce_ref(x, t, w, reduction, pw)
     got = F.binary_cross_entropy_with_logits(
-        T(x), T(t), None if w is None else T(w), reduction, None if pw is None else T(pw)
+        T(x), T(t), None if w is None else T(w), reduction=reduction, pos_weight=None if pw is None else T(pw)
     )
     np.testing.assert_allclose(np.asarray(got), expect, rtol=1e-12, atol=1e-14)
     args = [leaf(x), leaf(t)] + ([leaf(w)] if use_w else []) + ([leaf(pw)] if use_pw else [])
@@ -438,12 +438,13 @@ def test_cross_entropy_option_errors():
 
 
 def test_pointwise_loss_errors():
-    """Guards against silently broadcasting mismatched shapes (a classic (N,) vs (N, 1) bug)."""
+    """Guards against a mismatched target (the classic (N,) vs (N, 1) bug) passing silently: it
+    broadcasts as in PyTorch, but with PyTorch's warning; and against integer inputs."""
+    for fn in (F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss):
+        with pytest.warns(UserWarning, match="different to the input size"):
+            out = fn(pylucid.ones(3), pylucid.ones(3, 1), reduction="none")
+        assert out.shape == (3, 3)
     for fn in (F.mse_loss, F.l1_loss):
-        with pytest.raises(
-            pylucid.ShapeMismatch, match="input shape \\[3\\] and target shape \\[3, 1\\] differ"
-        ):
-            fn(pylucid.ones(3), pylucid.ones(3, 1))
         with pytest.raises(pylucid.DtypeMismatch, match="expected floating input and target"):
             fn(T([1, 2]), T([1, 2]))
     bce = F.binary_cross_entropy_with_logits
@@ -554,7 +555,7 @@ def test_bce_with_logits_against_torch(use_w, use_pw, reduction):
     x, tx = _torch_pair(torch, a)
     qq, tq = _torch_pair(torch, q)
     y = F.binary_cross_entropy_with_logits(
-        x, qq, None if w is None else T(w), reduction, None if pw is None else T(pw)
+        x, qq, None if w is None else T(w), reduction=reduction, pos_weight=None if pw is None else T(pw)
     )
     ty = torch.nn.functional.binary_cross_entropy_with_logits(
         tx,

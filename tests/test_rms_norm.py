@@ -328,7 +328,8 @@ def test_module_attributes_and_forward():
     np.testing.assert_array_equal(np.asarray(m.weight.detach()), np.ones(6))
     assert (m.eps, m.partial_ratio, m.k) == (1e-5, 0.3, 2)
     assert pylucid.nn.RMSNorm(6).k == 6
-    assert repr(m) == "RMSNorm((6,), eps=1e-05, partial_ratio=0.3, k=2)"
+    assert repr(m) == "RMSNorm((6,), eps=1e-05, elementwise_affine=True, partial_ratio=0.3, k=2)"
+    assert repr(pylucid.nn.RMSNorm(6)) == "RMSNorm((6,), eps=1e-06, elementwise_affine=True)"  # PyTorch's form
     assert [n for n, _ in m.named_parameters()] == ["weight"]
     x = RNG.standard_normal((2, 6)).astype(np.float32)
     np.testing.assert_allclose(np.asarray(m(pylucid.from_numpy(x)).detach()),

@@ -12,6 +12,7 @@ keywords (including the legacy ``size_average``/``reduce``) and its reductions.
 from .. import _C
 from .._C import Tensor
 from ..autograd.grad_mode import no_grad
+from ._functional_train import _broadcast_target, _legacy_reduction
 
 __all__ = [
     "binary_cross_entropy", "cosine_embedding_loss", "hinge_embedding_loss", "huber_loss", "kl_div",
@@ -19,13 +20,6 @@ __all__ = [
 ]
 
 
-def _legacy_reduction(size_average, reduce, reduction):
-    """PyTorch's mapping of the deprecated ``size_average``/``reduce`` flags to ``reduction``."""
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    return "mean" if size_average and reduce else "sum" if reduce else "none"
 
 
 def _reduce(op, loss, reduction):
@@ -53,7 +47,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``);
     ``beta == 0`` is the L1 loss."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_pair("smooth_l1_loss", input, target)
+    _check_pair("smooth_l1_loss", input, target, same_shape=False)
+    input, target = _broadcast_target(input, target)
     if beta < 0:
         raise _C.LucidError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
     d = (input - target).abs()
@@ -65,7 +60,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None) -> Tensor:
     """``0.5 d^2`` where ``|d| <= delta``, else ``delta (|d| - 0.5 delta)``."""
-    _check_pair("huber_loss", input, target)
+    _check_pair("huber_loss", input, target, same_shape=False)
+    input, target = _broadcast_target(input, target)
     if delta <= 0:
         raise _C.LucidError(f"huber_loss: delta must be positive, got {delta}")
     d = (input - target).abs()
@@ -101,7 +97,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False) -> Tensor:
     """Kullback-Leibler divergence with ``input`` as log-probabilities:
-    ``target * (log(target) - input)`` (0 where ``target == 0``), or with ``log_target=True``
+    ``target * log(target) - target * input`` (0 where ``target == 0``), or with ``log_target=True``
     ``exp(target) * (target - input)``. ``reduction='batchmean'`` divides the sum by
     ``input.size(0)`` (the mathematically correct KL); ``'mean'`` averages over every element,
     as PyTorch does (with a warning there).
@@ -117,10 +113,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         raise _C.LucidError(f"kl_div: reduction must be 'none', 'batchmean', 'sum' or 'mean', got {reduction!r}")
     if log_target:
         loss = _C.exp(target) * (target - input)
-    else:
-        positive = target > 0
-        safe = _C.where(positive, target, 1.0)
-        loss = _C.where(positive, target * (_C.log(safe) - input), 0.0 * input)
+    else:  # PyTorch's form and rounding: xlogy(t, t) - t x (0 where t == 0, NaN where t < 0)
+        from ..special import xlogy
+        loss = xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce("kl_div", loss, reduction)
@@ -167,7 +162,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     from ._functional_act_ext import softplus
 
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_pair("soft_margin_loss", input, target)
+    _check_pair("soft_margin_loss", input, target, same_shape=False)  # broadcasts, without a warning
     return _reduce("soft_margin_loss", softplus(-target * input), reduction)
 
 

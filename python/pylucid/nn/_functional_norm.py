@@ -59,7 +59,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=1e-6, partial_ratio=0.0) 
         input: Tensor of shape ``(*, *normalized_shape)``, floating.
         normalized_shape: int or tuple of positive ints, equal to the trailing dims of ``input``.
         weight: gain of shape ``normalized_shape``, or None (no gain).
-        eps: added to the mean square before the square root; must be >= 0.
+        eps: added to the mean square before the square root; must be >= 0. ``None`` takes
+            PyTorch's choice, the machine epsilon of ``input``'s dtype (``finfo(dtype).eps``).
         partial_ratio: fraction of features the RMS is estimated from, in ``[0, 1]``.
 
     Returns:
@@ -81,7 +82,16 @@ def rms_norm(input, normalized_shape, weight=None, eps=1e-6, partial_ratio=0.0) 
     >>> [[round(v, 4) for v in row] for row in y.tolist()]
     [[1.0, 2.6667], [1.0, -2.0]]
     """
+    if eps is None:  # PyTorch's eps=None: the machine epsilon of the input's dtype
+        eps = _finfo_eps(input)
     return _C._rms_norm(input, _shape(normalized_shape), weight, eps, partial_ratio)
+
+
+def _finfo_eps(input):
+    from .._compat_extra import _FLOATS, finfo
+    if not isinstance(input, Tensor) or input.dtype not in _FLOATS:
+        return 0.0  # the op itself reports the bad input
+    return finfo(input.dtype).eps
 
 
 def group_rms_norm(input, channel_groups, weight=None, eps=1e-6) -> Tensor:

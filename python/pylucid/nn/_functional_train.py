@@ -6,6 +6,8 @@ loss compute in float32 (float64 stays float64) and return float32; gradients co
 each input's own dtype.
 """
 
+import warnings
+
 from .. import _C
 from .._C import Tensor
 from ..autograd.function import Function
@@ -24,6 +26,47 @@ __all__ = [
 ]
 
 
+def _legacy_reduction(size_average, reduce, reduction):
+    """PyTorch's mapping of the deprecated ``size_average``/``reduce`` flags to ``reduction``."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+                  stacklevel=3)
+    return reduction
+
+
+def _softmax_dim(op, input, dim):
+    """PyTorch's deprecated implicit dim (with its warning): 0 for 0-, 1- and 3-d inputs, else 1."""
+    if dim is not None:
+        return dim
+    nd = input.dim() if isinstance(input, Tensor) else 0
+    dim = 0 if nd in (0, 1, 3) else 1
+    warnings.warn(f"Implicit dimension choice for {op} has been deprecated. Change the call to include dim=X as an "
+                  "argument.", stacklevel=3)
+    return dim
+
+
+def _broadcast_target(input, target):
+    """The elementwise losses broadcast a target of another shape against the input, warning as
+    PyTorch does (a (N, 1) prediction against an (N,) target is the usual cause)."""
+    if isinstance(input, Tensor) and isinstance(target, Tensor) and input.shape != target.shape:
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=3)
+        from .._math_more import broadcast_tensors
+        input, target = broadcast_tensors(input, target)
+    return input, target
+
+
+def _weighted(loss, weight, reduction, op):
+    """PyTorch 2.13's ``weight`` of mse_loss/l1_loss: the elementwise loss times ``weight``."""
+    from ._functional_loss_ext import _reduce
+    return _reduce(op, loss * weight, reduction)
+
+
 def _cast_for(input, dtype, op):
     if dtype is None:
         return input
@@ -32,7 +75,7 @@ def _cast_for(input, dtype, op):
     return input.to(dtype)
 
 
-def softmax(input, dim=-1, _stacklevel=3, dtype=None) -> Tensor:
+def softmax(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     """Softmax along ``dim``: ``exp(x) / exp(x).sum(dim)``, computed stably (row max subtracted).
 
     >>> import pylucid
@@ -40,12 +83,14 @@ def softmax(input, dim=-1, _stacklevel=3, dtype=None) -> Tensor:
     >>> pylucid.nn.functional.softmax(x, dim=-1).sum(-1).item()
     1.0
 
-    With ``dtype`` the input is converted to it first (PyTorch's keyword).
+    With ``dtype`` the input is converted to it first (PyTorch's keyword). Without ``dim``,
+    PyTorch's deprecated implicit choice applies (dim 0 for 0-, 1- and 3-d inputs, else 1), with
+    its warning.
     """
-    return _C._softmax(_cast_for(input, dtype, "softmax"), dim)
+    return _C._softmax(_cast_for(input, dtype, "softmax"), _softmax_dim("softmax", input, dim))
 
 
-def log_softmax(input, dim=-1, _stacklevel=3, dtype=None) -> Tensor:
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed as ``x - max - log(sum(exp(x - max)))``.
 
     >>> import pylucid
@@ -53,13 +98,14 @@ def log_softmax(input, dim=-1, _stacklevel=3, dtype=None) -> Tensor:
     >>> round(pylucid.nn.functional.log_softmax(x, dim=0)[0].item(), 4)
     -0.6931
 
-    With ``dtype`` the input is converted to it first (PyTorch's keyword).
+    With ``dtype`` the input is converted to it first (PyTorch's keyword); without ``dim``, the
+    implicit choice of :func:`softmax`.
     """
-    return _C._log_softmax(_cast_for(input, dtype, "log_softmax"), dim)
+    return _C._log_softmax(_cast_for(input, dtype, "log_softmax"), _softmax_dim("log_softmax", input, dim))
 
 
 def cross_entropy(
-    input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0
 ) -> Tensor:
     """Cross entropy between logits and targets: fused ``log_softmax`` + ``nll_loss``.
 
@@ -72,6 +118,7 @@ def cross_entropy(
             mean (class-index targets only).
         reduction: ``'mean'`` (divided by the summed target weights), ``'sum'`` or ``'none'``.
         label_smoothing: in ``[0, 1]``; the target becomes ``(1 - eps) * onehot + eps / C``.
+        size_average, reduce: PyTorch's deprecated spellings of ``reduction``.
 
     >>> import pylucid
     >>> logits = pylucid.tensor([[2.0, 0.0], [0.0, 2.0]])
@@ -79,10 +126,11 @@ def cross_entropy(
     >>> round(pylucid.nn.functional.cross_entropy(logits, target).item(), 4)
     0.1269
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C._cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean") -> Tensor:
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean") -> Tensor:
     """Negative log likelihood of log-probabilities ``input`` at class indices ``target``.
 
     Shapes, ``weight``, ``ignore_index`` and ``reduction`` are as in :func:`cross_entropy`.
@@ -92,35 +140,47 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean") ->
     >>> round(pylucid.nn.functional.nll_loss(logp, pylucid.tensor([0, 1])).item(), 4)
     0.3
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C._nll_loss(input, target, weight, ignore_index, reduction)
 
 
-def mse_loss(input, target, reduction="mean") -> Tensor:
-    """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``.
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None) -> Tensor:
+    """Mean squared error ``(input - target) ** 2`` (times ``weight`` when given), reduced by
+    ``reduction``.
 
-    ``input`` and ``target`` must have the same shape (a mismatch raises ShapeMismatch instead
-    of broadcasting silently).
+    A ``target`` of another shape is broadcast against ``input`` with PyTorch's warning (a
+    ``(N, 1)`` prediction against an ``(N,)`` target gives an ``(N, N)`` loss, almost always a bug).
 
     >>> import pylucid
     >>> x, t = pylucid.tensor([1.0, 2.0]), pylucid.tensor([0.0, 0.0])
     >>> pylucid.nn.functional.mse_loss(x, t).item()
     2.5
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    input, target = _broadcast_target(input, target)
+    if weight is not None:
+        return _weighted(_C._mse_loss(input, target, "none"), weight, reduction, "mse_loss")
     return _C._mse_loss(input, target, reduction)
 
 
-def l1_loss(input, target, reduction="mean") -> Tensor:
-    """Mean absolute error ``|input - target|``, reduced by ``reduction`` (same shapes required).
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None) -> Tensor:
+    """Mean absolute error ``|input - target|`` (times ``weight`` when given), reduced by
+    ``reduction``; a target of another shape broadcasts as in :func:`mse_loss`.
 
     >>> import pylucid
     >>> x, t = pylucid.tensor([1.0, -3.0]), pylucid.tensor([0.0, 0.0])
     >>> pylucid.nn.functional.l1_loss(x, t).item()
     2.0
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    input, target = _broadcast_target(input, target)
+    if weight is not None:
+        return _weighted(_C._l1_loss(input, target, "none"), weight, reduction, "l1_loss")
     return _C._l1_loss(input, target, reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None) -> Tensor:
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None) -> Tensor:
     """Binary cross entropy on logits, in the stable form
     ``(1 - t) * x + (1 + (pos_weight - 1) * t) * softplus(-x)``, times ``weight``.
 
@@ -137,6 +197,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     >>> round(pylucid.nn.functional.binary_cross_entropy_with_logits(x, t).item(), 4)
     0.6931
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C._binary_cross_entropy_with_logits(input, target, weight, reduction, pos_weight)
 
 
@@ -202,7 +263,7 @@ class _ScaleGrad(Function):
         return g * scale, None
 
 
-def dropout(input, p=0.5, training=True) -> Tensor:
+def dropout(input, p=0.5, training=True, inplace=False) -> Tensor:
     """Inverted dropout: zero each element with probability ``p`` and scale the rest by
     ``1 / (1 - p)``. The mask comes from the generator seeded by ``pylucid.manual_seed``;
     ``p == 0`` or ``training=False`` returns ``input`` itself, ``p == 1`` gives zeros.
@@ -213,4 +274,7 @@ def dropout(input, p=0.5, training=True) -> Tensor:
     >>> sorted(set(y.tolist()))
     [0.0, 2.0]
     """
-    return _C._dropout(input, p, training)
+    out = _C._dropout(input, p, training)
+    if inplace and out is not input:  # PyTorch's inplace=True writes the result into input
+        return input.copy_(out)
+    return out

@@ -38,9 +38,12 @@ class RMSNorm(Module):
     Args:
         dim: number of features (the size of the last dimension), or a tuple of trailing dims
             to normalise together.
-        eps: added inside the square root for numerical stability. Default 1e-6.
+        eps: added inside the square root for numerical stability. Default 1e-6; ``None`` is
+            PyTorch's default, the machine epsilon of the input's dtype.
         partial_ratio: fraction of the features the RMS is estimated from. 0.0 (default)
             uses all of them (plain RMSNorm); a value in (0, 1] activates pRMSNorm.
+        elementwise_affine: with False there is no gain (``weight`` is None), as PyTorch's.
+        device, dtype: PyTorch's factory keywords for ``weight`` (the CPU only).
 
     Attributes:
         weight: the learnable gain, a Parameter of shape ``(dim,)`` (or ``dim`` when a tuple),
@@ -66,24 +69,29 @@ class RMSNorm(Module):
     >>> [round(v, 4) for v in y.tolist()[0]]
     [0.3651, 0.7303, 1.0954, 1.4606]
     >>> pylucid.nn.RMSNorm(32, partial_ratio=0.0625)
-    RMSNorm((32,), eps=1e-06, partial_ratio=0.0625, k=2)
+    RMSNorm((32,), eps=1e-06, elementwise_affine=True, partial_ratio=0.0625, k=2)
     """
 
-    def __init__(self, dim, eps=1e-6, partial_ratio=0.0):
+    def __init__(self, dim, eps=1e-6, partial_ratio=0.0, elementwise_affine=True, *, device=None, dtype=None):
         super().__init__()
         shape = F._shape(dim)
-        _C._rms_norm_check(shape, eps, partial_ratio)  # validation lives in C++
+        _C._rms_norm_check(shape, 0.0 if eps is None else eps, partial_ratio)  # validation lives in C++
+        _check_device(device, "RMSNorm")
         self.normalized_shape = tuple(shape)
-        self.eps = float(eps)
+        self.eps = None if eps is None else float(eps)
         self.partial_ratio = float(partial_ratio)
-        self.weight = _filled(self.normalized_shape, 1.0)
+        self.elementwise_affine = bool(elementwise_affine)
+        if self.elementwise_affine:
+            self.weight = _filled(self.normalized_shape, 1.0, dtype)
+        else:
+            self.register_parameter("weight", None)
 
     @property
     def k(self):
         """How many features the RMS is estimated from, ``dim`` (the product of the dims) when
         ``partial_ratio`` is 0, else ``max(1, ceil(dim * partial_ratio))``. Follows
         ``partial_ratio`` if that is changed after construction."""
-        return _C._rms_norm_check(self.normalized_shape, self.eps, self.partial_ratio)
+        return _C._rms_norm_check(self.normalized_shape, 0.0 if self.eps is None else self.eps, self.partial_ratio)
 
     def forward(self, x):
         """Apply (partial) RMS normalisation to ``x`` of shape ``(..., dim)``.
@@ -93,9 +101,10 @@ class RMSNorm(Module):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps, self.partial_ratio)
 
     def extra_repr(self):
-        s = f"{self.normalized_shape}, eps={self.eps}, partial_ratio={self.partial_ratio}"
+        # PyTorch's form, then the partial variant's fields when it is on.
+        s = f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         if self.partial_ratio > 0:
-            s += f", k={self.k}"
+            s += f", partial_ratio={self.partial_ratio}, k={self.k}"
         return s
 
 
