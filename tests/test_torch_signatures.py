@@ -127,3 +127,13 @@ def test_against_torch_numbers():
     np.testing.assert_allclose(pylucid.nn.RMSNorm(4, eps=None)(pylucid.from_numpy(a)).detach().numpy(),
                                tn(torch.from_numpy(a)).detach().numpy(), rtol=1e-6, atol=1e-7)
     assert repr(pylucid.nn.RMSNorm(4, eps=1e-5)) == repr(torch.nn.RMSNorm(4, eps=1e-5))
+
+
+def test_view_own_dtype_is_alias():
+    b = pylucid.ones(2, 3)
+    v = b.view(pylucid.float32)
+    assert v.shape == (2, 3) and v.dtype == pylucid.float32
+    v[0, 0] = 5.0
+    assert b[0, 0].item() == 5.0
+    with pytest.raises(pylucid.LucidError, match="not supported"):
+        b.view(pylucid.float64)

@@ -308,9 +308,18 @@ LUCID_BINDING(ops_shape, 11) {
                                   "ndim >= 2."));
 
   // ---- views ----
-  def_method("view", [](T t, py::args a) { return view(t, shape_args(a, "view")); },
+  def_method("view", [](T t, py::args a) {
+               if (a.size() == 1 && py::isinstance<DType>(a[0])) {  // view(dtype): a reinterpretation
+                 const DType d = a[0].cast<DType>();
+                 LUCID_CHECK(d == t->dtype, "view: reinterpreting ", dtype_name(t->dtype), " elements as ",
+                             dtype_name(d), " is not supported; only view(", dtype_name(t->dtype), ") (an alias)");
+                 return view(t, t->shape);
+               }
+               return view(t, shape_args(a, "view"));
+             },
              "A view of the same elements with the given shape (ints or one tuple; one -1 is inferred), sharing "
-             "storage; never copies: raises LucidError when the strides do not allow it (use reshape).");
+             "storage; never copies: raises LucidError when the strides do not allow it (use reshape). "
+             "view(dtype) with the tensor's own dtype is an alias.");
   def_method("reshape", [](T t, py::args a) { return reshape(t, shape_args(a, "reshape")); },
              "The same elements with the given shape (ints or one tuple; one -1 is inferred): a view when the "
              "strides allow it, else a contiguous copy. Gradients are reshaped back.");

@@ -1029,7 +1029,7 @@ class Tensor:
         """
         Dims start_dim..end_dim merged into one (a view when possible); a 0-d input gives shape (1,).
         """
-    def flip(self, *args):
+    def flip(self, *args, **kwargs):
         """
         Method form of pylucid.flip; dims may be given as one sequence or as separate ints.
         """
@@ -2074,7 +2074,7 @@ class Tensor:
         """
     def square(self, *args, **kwargs):
         """
-        input * input, elementwise; differentiable.
+        input * input, elementwise; differentiable. A bool tensor squares to int64 (PyTorch).
         """
     def square_(self, *args, **kwargs):
         """
@@ -2188,7 +2188,7 @@ class Tensor:
         Sums the products of a's and b's elements over the given dims: ``dims`` an int (the last
             dims of a with the first of b) or a pair of lists; through one matmul.
         """
-    def tile(self, *args):
+    def tile(self, *args, **kwargs):
         """
         Method form of pylucid.tile; dims may be given as one sequence or as separate ints.
         """
@@ -2314,7 +2314,7 @@ class Tensor:
         """
     def view(self, *args) -> Tensor:
         """
-        A view of the same elements with the given shape (ints or one tuple; one -1 is inferred), sharing storage; never copies: raises LucidError when the strides do not allow it (use reshape).
+        A view of the same elements with the given shape (ints or one tuple; one -1 is inferred), sharing storage; never copies: raises LucidError when the strides do not allow it (use reshape). view(dtype) with the tensor's own dtype is an alias.
         """
     def view_as(self, other: Tensor) -> Tensor:
         """

@@ -558,7 +558,11 @@ def _method(fn, name=None, doc=None):
 
 
 def _varargs_method(fn, name, what):
-    def method(self, *args):
+    def method(self, *args, **kwargs):
+        if kwargs:  # x.flip(dims=(0, 1)): the keyword spelling
+            if args or set(kwargs) != {what}:
+                raise TypeError(f"{name}() takes {what} as separate ints, one sequence or the keyword {what}=")
+            return fn(self, kwargs[what])
         return fn(self, args[0] if len(args) == 1 else args)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"Method form of pylucid.{name}; {what} may be given as one sequence or as separate ints."

@@ -24,7 +24,7 @@ from ._tensor import _tensor_arg
 from ._tensor_str import return_type_repr
 
 __all__ = [
-    "nanmean", "nansum", "trapezoid", "trapz", "tensor_split", "diag_embed", "diagflat", "ravel",
+    "nanmean", "nansum", "trapezoid", "trapz", "gradient", "tensor_split", "diag_embed", "diagflat", "ravel",
     "take_along_dim", "msort", "fmax", "fmin", "heaviside", "absolute", "dist", "dropout", "layer_norm",
     "group_norm", "batch_norm",
 ]
@@ -105,6 +105,75 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
             step = step.reshape(shape)
         return (avg * step).sum(d)
     return avg.sum(d) * x
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Central differences of ``input`` along each of ``dim`` (every dim when None), one tensor
+    per dim, as PyTorch's (and numpy's) ``gradient``: second-order accurate inside, first- or
+    second-order (``edge_order``) one-sided at the ends. ``spacing`` is one number for every dim,
+    one number per dim, or one 1-d tensor of coordinates per dim (unevenly spaced samples).
+    Built from slices, so it is differentiable."""
+    _tensor_arg(input, "gradient")
+    if edge_order not in (1, 2):
+        raise ValueError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = range(input.dim()) if dim is None else [dim] if isinstance(dim, int) else dim
+    dims = [_dim(d, input.dim(), "gradient") for d in dims]
+    if isinstance(spacing, (int, float, Tensor)) and not (isinstance(spacing, Tensor) and spacing.dim() == 1):
+        spacing = [float(spacing)] * len(dims)
+    spacing = list(spacing)
+    if len(spacing) != len(dims):
+        raise _C.ShapeMismatch(f"torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+                               f"equal to 'self.dim() = {len(dims)}', since dim argument was not given, but got a "
+                               f"list of length {len(spacing)}")
+    f = input if input.is_floating_point() else input.float()
+    out = []
+    for d, h in zip(dims, spacing):
+        n = f.shape[d]
+        if n < edge_order + 1:
+            raise _C.ShapeMismatch(f"torch.gradient expected each dimension size to be at least edge_order+1, "
+                                   f"got size {n} along dim {d}")
+
+        def s(a, b=None, f=f, d=d, n=n):  # f[a:b] along d
+            a = a % n if a < 0 else a
+            b = n if b is None else b % n if b < 0 else b
+            return f.narrow(d, a, b - a)
+
+        if isinstance(h, Tensor):  # coordinates: PyTorch's (numpy's) uneven-spacing stencils
+            if h.dim() != 1 or h.shape[0] != n:
+                raise _C.ShapeMismatch(f"torch.gradient expected each tensor in spacing to be 1-D of size {n} "
+                                       f"along dim {d}, got shape {tuple(h.shape)}")
+            shape = [1] * f.dim()
+            x = h.to(f.dtype)
+            dx = x[1:] - x[:-1]
+
+            def along(v, shape=shape, d=d):  # a 1-d coefficient laid along dim d
+                sh = list(shape)
+                sh[d] = v.shape[0]
+                return v.reshape(sh)
+
+            hl, hr = dx[:-1], dx[1:]
+            inner = (along(-hr / (hl * (hl + hr))) * s(0, -2) + along((hr - hl) / (hl * hr)) * s(1, -1)
+                     + along(hl / (hr * (hl + hr))) * s(2))
+            if edge_order == 1:
+                first = (s(1, 2) - s(0, 1)) / dx[0]
+                last = (s(-1) - s(-2, -1)) / dx[-1]
+            else:
+                d1, d2 = dx[0], dx[1]
+                first = (-(2 * d1 + d2) / (d1 * (d1 + d2)) * s(0, 1) + (d1 + d2) / (d1 * d2) * s(1, 2)
+                         - d1 / (d2 * (d1 + d2)) * s(2, 3))
+                d1, d2 = dx[-2], dx[-1]
+                last = (d2 / (d1 * (d1 + d2)) * s(-3, -2) - (d2 + d1) / (d1 * d2) * s(-2, -1)
+                        + (2 * d2 + d1) / (d2 * (d1 + d2)) * s(-1))
+        else:
+            h = float(h)
+            inner = (s(2) - s(0, -2)) / (2 * h)
+            if edge_order == 1:
+                first, last = (s(1, 2) - s(0, 1)) / h, (s(-1) - s(-2, -1)) / h
+            else:
+                first = (-1.5 * s(0, 1) + 2 * s(1, 2) - 0.5 * s(2, 3)) / h
+                last = (0.5 * s(-3, -2) - 2 * s(-2, -1) + 1.5 * s(-1)) / h
+        out.append(_C.cat([first, inner, last], d))
+    return tuple(out)
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
