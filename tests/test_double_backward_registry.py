@@ -85,6 +85,7 @@ CASES = {
     "expm1": (lambda a: a.expm1(), [S23]),
     "flatten": (lambda a: a.flatten() ** 2, [S23]),
     "floor": (lambda a: a.floor() * a, [S23]),
+    "sign": (lambda a: a.sign() * a, [S23]),
     "fmod": (lambda a: pylucid.fmod(a, 0.7) * a, [S23]),
     "gather": (lambda a: a.gather(1, IDX2) ** 2, [S23]),
     "gelu": (lambda a: F.gelu(a), [S23]),

@@ -116,3 +116,38 @@ def test_against_torch():
             assert np.allclose(got, want, rtol=1e-5, equal_nan=True), name  # (infinities compare by sign)
         else:
             assert same(got, want), name
+
+
+def _grad(fn, pts):
+    x = pylucid.tensor(pts, dtype=pylucid.float64, requires_grad=True)
+    fn(x).sum().backward()
+    return x.grad.tolist()
+
+
+def test_gradients_at_kinks_follow_pytorch():
+    assert _grad(lambda x: x.sign(), [-1.0, 0.0, 2.0]) == [0.0, 0.0, 0.0]  # a node with zero gradient
+    assert "SignBackward0" in repr(pylucid.tensor([1.0], requires_grad=True).sign())
+    assert _grad(pylucid.nn.functional.hardswish, [-3.0, 3.0, 0.0]) == [0.0, 1.0, 0.5]
+    assert _grad(lambda x: pylucid.atan2(x, x), [0.0]) == [0.0]
+    assert same(_grad(lambda x: x.abs().sqrt(), [0.0]), [nan])  # g sgn(x) with g = inf, as PyTorch
+    lo, hi = pylucid.zeros(4, dtype=pylucid.float64), pylucid.ones(4, dtype=pylucid.float64)
+    # the whole gradient at a bound (PyTorch's min <= x <= max), not half of it
+    assert _grad(lambda x: pylucid.clamp(x, lo, hi), [-1.0, 0.0, 1.0, 2.0]) == [0.0, 1.0, 1.0, 0.0]
+    lo = pylucid.zeros(4, dtype=pylucid.float64, requires_grad=True)
+    x = pylucid.tensor([-1.0, 0.0, 0.5, 2.0], dtype=pylucid.float64)
+    pylucid.clamp(x, min=lo).sum().backward()
+    assert lo.grad.tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert pylucid.clamp(pylucid.tensor([0.5]), pylucid.tensor([2.0]), pylucid.tensor([1.0])).item() == 1.0
+
+
+def test_kink_gradients_against_torch():
+    torch = pytest.importorskip("torch")
+    pts = [-3.0, -1.0, 0.0, 0.0, 1.0, 3.0]
+    for expr in ("x.sign()", "x.abs()", "x.abs().sqrt()", "torch.atan2(x, x)", "F.hardswish(x)", "F.relu6(x)",
+                 "F.hardtanh(x)", "torch.clamp(x, torch.zeros_like(x), torch.ones_like(x))", "x.clamp(0, 1)"):
+        got = []
+        for lib in (torch, pylucid):
+            x = lib.tensor(pts, dtype=lib.float64, requires_grad=True)
+            eval(expr, {"torch": lib, "x": x, "F": lib.nn.functional}).sum().backward()
+            got.append(x.grad.tolist())
+        assert same(got[1], got[0]), expr

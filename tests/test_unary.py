@@ -169,11 +169,12 @@ def test_nan_and_extremes():
 
 
 def test_no_grad_ops_record_nothing():
-    """Guards against sign/isnan/isfinite attaching a backward node."""
+    """Guards against isnan/isfinite attaching a backward node, and sign not attaching its
+    zero-gradient node (PyTorch's SignBackward0)."""
     x = pylucid.tensor([1.0, -1.0], requires_grad=True)
-    for out in (x.sign(), x.isnan(), x.isfinite()):
+    for out in (x.isnan(), x.isfinite()):
         assert not out.requires_grad and out.grad_fn is None
-    assert not pylucid.ops.schema("sign").produces_grad
+    assert x.sign().requires_grad and pylucid.ops.schema("sign").produces_grad
 
 
 def test_nodes_and_schemas():

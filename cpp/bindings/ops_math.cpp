@@ -2,6 +2,7 @@
 // pylucid/_math.py) and the matching Tensor methods. Defaults live here, in the signatures.
 #include "bindings/common.h"
 #include "ops/binary.h"
+#include "ops/join.h"
 #include "ops/matmul.h"
 #include "ops/op_table.h"
 #include "ops/reduce.h"
@@ -42,9 +43,11 @@ TensorImplPtr clamp_py(T x, py::handle lo_h, py::handle hi_h, const char* op) {
   if (lo.tensor || hi.tensor) {  // tensor bounds: max then min with broadcasting
     LUCID_CHECK(lo.tensor || lo_h.is_none(), op, ": min and max must both be Tensors or both numbers");
     LUCID_CHECK(hi.tensor || hi_h.is_none(), op, ": min and max must both be Tensors or both numbers");
+    // min(max(x, lo), hi) by selection, so the gradient follows PyTorch's: x's where
+    // lo <= x <= hi (the whole of it at a bound), lo's where x < lo, hi's where the result exceeds hi.
     TensorImplPtr r = x;
-    if (lo.tensor) r = maximum(r, lo.tensor);
-    if (hi.tensor) r = minimum(r, hi.tensor);
+    if (lo.tensor) r = where(compare(r, lo.tensor, CompareOp::Lt), lo.tensor, r);
+    if (hi.tensor) r = where(compare(r, hi.tensor, CompareOp::Gt), hi.tensor, r);
     return r;
   }
   // An integer tensor with a float bound computes in float32 (PyTorch's result type).

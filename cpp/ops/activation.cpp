@@ -103,10 +103,11 @@ struct HardsigmoidOp : OpBase {
 struct HardswishOp : OpBase {
   static constexpr const char *kName = "hardswish", *kNode = "HardswishBackward";
   template <class A> A f(A x) const { return x <= A(-3) ? A(0) : x >= A(3) ? x : x * (x + A(3)) / A(6); }
+  // PyTorch's conventions at the kinks: 0 at -3, 1 at 3.
   template <class A> A df(A g, A x) const {
-    return x < A(-3) ? A(0) : x <= A(3) ? g * (x / A(3) + A(0.5)) : g;
+    return x <= A(-3) ? A(0) : x < A(3) ? g * (x / A(3) + A(0.5)) : g;
   }
-  template <class A> A ddf(A g, A x) const { return (x >= A(-3) && x <= A(3)) ? g / A(3) : A(0); }
+  template <class A> A ddf(A g, A x) const { return (x > A(-3) && x < A(3)) ? g / A(3) : A(0); }
 };
 struct SoftsignOp : OpBase {
   static constexpr const char *kName = "softsign", *kNode = "SoftsignBackward";

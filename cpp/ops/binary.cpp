@@ -236,8 +236,10 @@ struct Atan2Op {
   static constexpr const char *kName = "atan2", *kNode = "Atan2Backward";
   static constexpr bool kFloat = true;
   template <class A> A f(A a, A b) const { return std::atan2(a, b); }
-  template <class A> A da(A g, A a, A b) const { return g * b / (a * a + b * b); }
-  template <class A> A db(A g, A a, A b) const { return -g * a / (a * a + b * b); }
+  // As PyTorch: g b (1 / r2) with 1 / r2 taken as 0 at the origin (so both gradients are 0 there).
+  template <class A> static A recip_r2(A a, A b) { const A r2 = a * a + b * b; return r2 == A(0) ? A(0) : A(1) / r2; }
+  template <class A> A da(A g, A a, A b) const { return g * b * recip_r2(a, b); }
+  template <class A> A db(A g, A a, A b) const { return g * -a * recip_r2(a, b); }
   template <class A> A daa(A g, A a, A b) const { return A(-2) * g * a * b / ((a * a + b * b) * (a * a + b * b)); }
   template <class A> A dab(A g, A a, A b) const { return g * (a * a - b * b) / ((a * a + b * b) * (a * a + b * b)); }
   template <class A> A dbb(A g, A a, A b) const { return A(2) * g * a * b / ((a * a + b * b) * (a * a + b * b)); }

@@ -51,7 +51,8 @@ struct AbsOp {
   static constexpr Domain kDomain = Domain::Int;
   static constexpr Saves kSaves = Saves::Input;
   template <class A> A f(A x) const { return x < A(0) ? A(-x) : x; }
-  template <class A> A df(A g, A x) const { return x > A(0) ? g : x < A(0) ? -g : A(0); }
+  // g sgn(x) as PyTorch: at 0 it is g * 0 (NaN for an infinite g, as in sqrt(abs(x)) at 0).
+  template <class A> A df(A g, A x) const { return x > A(0) ? g : x < A(0) ? -g : g * A(0); }
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A, A) const { return A(0); }
 };
@@ -379,6 +380,15 @@ struct TruncOp {
   template <class A> A df(A, A) const { return A(0); }
   template <class A> A ddf(A, A) const { return A(0); }
 };
+// -1, 0 or 1 (0 for NaN); piecewise constant like floor: a node with a zero gradient (PyTorch's).
+struct SignOp {
+  static constexpr const char *kName = "sign", *kNode = "SignBackward";
+  static constexpr Domain kDomain = Domain::Int;
+  static constexpr Saves kSaves = Saves::Nothing;
+  template <class A> A f(A v) const { return A((A(0) < v) - (v < A(0))); }
+  template <class A> A df(A, A) const { return A(0); }
+  template <class A> A ddf(A, A) const { return A(0); }
+};
 // Half to even (std::nearbyint in the default rounding mode). decimals != 0 follows PyTorch:
 // nearbyint(x * 10^d) / 10^d for d > 0 and nearbyint(x / 10^-d) * 10^-d for d < 0.
 struct RoundOp {
@@ -454,8 +464,6 @@ std::vector<TensorImplPtr> UnaryBackward<Op>::apply_graph(const TensorImplPtr& g
   }
 }
 
-const OpSchema& kSignSchema = register_schema(
-    {.name = "sign", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = false});
 const OpSchema& kIsnanSchema = register_schema(
     {.name = "isnan", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = false});
 const OpSchema& kIsfiniteSchema = register_schema(
@@ -653,11 +661,10 @@ TensorImplPtr clamp_(const TensorImplPtr& x, std::optional<double> lo, std::opti
   return unary_inplace(x, clamp_op(lo, hi, "clamp_"), "clamp_");
 }
 
+LUCID_UNARY_SCHEMA(SignOp, "sign", KeepInput)
 TensorImplPtr sign(const TensorImplPtr& x) {
-  (void)kSignSchema;
-  return unary_apply("sign", x, []<class A>() {
-    return [](A v) { return A((A(0) < v) - (v < A(0))); };
-  });
+  if (x->dtype == DType::Bool) return unary_apply("sign", x, []<class A>() { return [](A v) { return v; }; });
+  return unary_op<SignOp>(x);
 }
 
 namespace {
@@ -704,7 +711,7 @@ TensorImplPtr signbit(const TensorImplPtr& x) {
   });
 }
 
-LUCID_REGISTER_UNARY(sign, sign, "-1, 0 or 1 by the sign of input (0 for NaN); records no gradient.")
+LUCID_REGISTER_UNARY(sign, sign, "-1, 0 or 1 by the sign of input (0 for NaN); zero gradient.")
 LUCID_REGISTER_UNARY(isnan, isnan, "Bool tensor: True where input is NaN.")
 LUCID_REGISTER_UNARY(isfinite, isfinite, "Bool tensor: True where input is neither inf nor NaN.")
 LUCID_REGISTER_UNARY(isinf, isinf, "Bool tensor: True where input is +inf or -inf.")

@@ -4,7 +4,7 @@
 // Each differentiable op saves what its derivative reads: the output for exp, sqrt, rsqrt,
 // tanh, sigmoid and relu (as a detached alias), the input otherwise, nothing for neg.
 // Derivatives at kinks follow PyTorch: relu'(0) = 0, abs'(0) = 0, clamp passes the gradient
-// where min <= x <= max. sign, isnan and isfinite record no gradient.
+// where min <= x <= max. sign has a zero gradient; isnan and isfinite record none.
 // Under autocast exp, log and rsqrt are ForceFP32 (half inputs run in float32), the rest KeepInput.
 #pragma once
 #include <optional>
