@@ -28,7 +28,8 @@ class Rprop(Optimizer):
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise _C.LucidError(f"Rprop: invalid eta values: {etas[0]}, {etas[1]}")
         super().__init__(params, {"lr": lr, "etas": tuple(etas), "step_sizes": tuple(step_sizes),
-                                  "maximize": maximize})
+                                  "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
+                                  "capturable": capturable})  # PyTorch's param-group keys
 
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
