@@ -1,9 +1,9 @@
 """``torch.func`` for pylucid, the transforms that reverse-mode autograd can give:
-``functional_call``, ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``, ``jacfwd`` and ``hessian``.
-Each differentiates with pylucid's engine under ``create_graph=True``, so they compose
-(``grad(grad(f))``). ``vmap`` is not here: pylucid has no batching transform; loop, or write
-the batched computation directly. ``jacfwd`` computes the same Jacobian as ``jacrev`` (row by
-row, in reverse mode).
+``functional_call``, ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``, ``jacfwd``, ``hessian``
+and ``vmap``. Each differentiates with pylucid's engine under ``create_graph=True``, so they
+compose (``grad(grad(f))``, ``vmap(grad(f))`` for per-sample gradients). ``jacfwd`` computes the
+same Jacobian as ``jacrev`` (row by row, in reverse mode). ``vmap`` gives PyTorch's results by
+calling the function once per batch element and stacking: the same numbers, not a batched kernel.
 
 >>> import pylucid
 >>> from pylucid.func import grad
@@ -17,7 +17,7 @@ import functools
 from . import _C
 from .nn.utils.stateless import _call
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "vjp"]
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "vjp", "vmap"]
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
@@ -192,3 +192,99 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 def hessian(func, argnums=0):
     """The Hessian of scalar ``func``: ``jacrev(jacrev(func))``."""
     return jacrev(jacrev(func, argnums), argnums)
+
+
+def _mapped_pairs(arg, spec, op):
+    """(tensor, dim) for every tensor of ``arg`` that ``spec`` maps (None: not mapped; an int:
+    every tensor in ``arg``; a tuple/list/dict: per element)."""
+    if spec is None:
+        return []
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        if isinstance(arg, _C.Tensor):
+            if not -arg.dim() <= spec < max(arg.dim(), 1) or arg.dim() == 0:
+                raise ValueError(f"{op}: Got in_dim={spec} for an input but the input is of type Tensor with "
+                                 f"{arg.dim()} dims; in_dim must lie in [-{arg.dim()}, {arg.dim()})")
+            return [(arg, spec % arg.dim())]
+        if isinstance(arg, (tuple, list)):
+            return [p for a in arg for p in _mapped_pairs(a, spec, op)]
+        if isinstance(arg, dict):
+            return [p for a in arg.values() for p in _mapped_pairs(a, spec, op)]
+        raise ValueError(f"{op}: Got in_dim={spec} for an input but the input is of type {type(arg).__name__}; "
+                         "in_dim must be None for inputs that are not Tensors")
+    if isinstance(spec, (tuple, list)) and isinstance(arg, (tuple, list)) and len(spec) == len(arg):
+        return [p for a, d in zip(arg, spec) for p in _mapped_pairs(a, d, op)]
+    if isinstance(spec, dict) and isinstance(arg, dict) and set(spec) == set(arg):
+        return [p for k in arg for p in _mapped_pairs(arg[k], spec[k], op)]
+    raise ValueError(f"{op}: in_dims is not compatible with the structure of the inputs (got {spec!r})")
+
+
+def _select(arg, spec, i):
+    if spec is None:
+        return arg
+    if isinstance(spec, int):
+        return _tree_map(lambda t: t.select(spec, i), arg)
+    if isinstance(spec, dict):
+        return {k: _select(arg[k], spec[k], i) for k in arg}
+    return type(arg)(_select(a, d, i) for a, d in zip(arg, spec))
+
+
+def _stack_out(outs, spec, op):
+    first = outs[0]
+    if isinstance(first, _C.Tensor):
+        if spec is None:
+            return first
+        return _C.stack(list(outs), spec % (first.dim() + 1))
+    if isinstance(first, (tuple, list)):
+        specs = spec if isinstance(spec, (tuple, list)) else [spec] * len(first)
+        if len(specs) != len(first):
+            raise ValueError(f"{op}: out_dims has {len(specs)} entries but the function returned {len(first)} outputs")
+        return type(first)(_stack_out([o[j] for o in outs], specs[j], op) for j in range(len(first)))
+    if isinstance(first, dict):
+        return {k: _stack_out([o[k] for o in outs], spec[k] if isinstance(spec, dict) else spec, op) for k in first}
+    raise ValueError(f"{op}: `{op}(func, ...)(<inputs>)`: func must only return Tensors, got type "
+                     f"{type(first).__name__}. Did you mean to set out_dims= to None for output?")
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """``func`` mapped over a batch dim of its inputs: ``vmap(f)(x)[i] == f(x[i])``.
+
+    ``in_dims`` says which dim of each input is mapped (an int for all, or one entry per
+    positional argument: an int, None for an argument passed whole, or a nested tuple/dict
+    matching the argument); ``out_dims`` where the batch dim goes in each output. Outputs must be
+    Tensors (or tuples/lists/dicts of them). pylucid calls ``func`` once per batch element and
+    stacks the results, so the numbers are PyTorch's and gradients flow through as through any
+    loop (``vmap(grad(f))`` gives per-sample gradients); it is not a batched kernel.
+    ``randomness``: ``'different'`` (and ``'error'``, which pylucid cannot enforce) draws anew
+    per element; ``'same'`` replays the generator state so every element sees the same draws.
+    ``chunk_size`` is accepted and has no effect."""
+    op = "vmap"
+    if randomness not in ("error", "different", "same"):
+        raise ValueError(f"{op}: Only allowed values for randomness are 'error', 'different', or 'same'. "
+                         f"Got {randomness}")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        specs = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
+        if isinstance(in_dims, (tuple, list)) and len(specs) != len(args):
+            raise ValueError(f"{op}(func, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
+                             f"structure of `inputs`. in_dims has structure of {len(specs)} entries but inputs has "
+                             f"{len(args)} positional arguments")
+        pairs = [p for a, d in zip(args, specs) for p in _mapped_pairs(a, d, op)]
+        if not pairs:
+            raise ValueError(f"{op}(func, in_dims={in_dims}, ...)(<inputs>): at least one input must be a Tensor "
+                             "mapped over (got in_dims that map nothing)")
+        sizes = sorted({t.shape[d] for t, d in pairs})
+        if len(sizes) != 1:
+            raise ValueError(f"{op}: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                             f"{[t.shape[d] for t, d in pairs]} for the mapped dimension")
+        from .random import get_rng_state, set_rng_state
+        state = get_rng_state() if randomness == "same" else None
+        outs = []
+        for i in range(sizes[0]):
+            if state is not None:
+                set_rng_state(state)
+            outs.append(func(*[_select(a, d, i) for a, d in zip(args, specs)], **kwargs))
+        if not outs:
+            raise ValueError(f"{op}: the mapped dimension has size 0; there is no element to call func on")
+        return _stack_out(outs, out_dims, op)
+    return wrapper

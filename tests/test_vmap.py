@@ -1,0 +1,72 @@
+"""pylucid.vmap / pylucid.func.vmap: PyTorch's in_dims/out_dims semantics by one call per batch
+element; per-sample gradients with vmap(grad(f)); PyTorch's errors; numbers against torch."""
+import numpy as np
+import pytest
+
+import pylucid
+from pylucid.func import functional_call, grad, vmap
+
+
+def test_in_dims_out_dims_and_structures():
+    x, y = pylucid.arange(12.0).reshape(3, 4), pylucid.arange(4.0)
+    np.testing.assert_array_equal(vmap(pylucid.dot, in_dims=(0, None))(x, y).numpy(), (x @ y).numpy())
+    np.testing.assert_array_equal(vmap(lambda a: a * 2, in_dims=1, out_dims=1)(x).numpy(), (x * 2).numpy())
+    s, t = vmap(lambda a, b: (a + b, a.sum()))(x, x)
+    assert s.shape == (3, 4) and t.tolist() == x.sum(1).tolist()
+    d = vmap(lambda p: {"w": p["w"] * 2})({"w": x})
+    assert d["w"].shape == (3, 4)
+    assert vmap(vmap(pylucid.outer))(pylucid.ones(2, 3, 4), pylucid.ones(2, 3, 5)).shape == (2, 3, 4, 5)
+    assert pylucid.vmap is vmap
+
+
+def test_per_sample_gradients_equal_a_loop():
+    pylucid.manual_seed(0)
+    model = pylucid.nn.Linear(4, 2)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    X, Y = pylucid.randn(5, 4), pylucid.randn(5, 2)
+
+    def loss(p, xi, yi):
+        return pylucid.nn.functional.mse_loss(functional_call(model, p, (xi[None],)), yi[None])
+
+    g = vmap(grad(loss), in_dims=(None, 0, 0))(params, X, Y)
+    for i in range(5):
+        model.zero_grad()
+        pylucid.nn.functional.mse_loss(model(X[i:i + 1]), Y[i:i + 1]).backward()
+        np.testing.assert_allclose(g["weight"][i].numpy(), model.weight.grad.numpy(), rtol=1e-6)
+
+
+def test_gradient_flows_through_vmap():
+    x = pylucid.randn(3, 4, dtype=pylucid.float64, requires_grad=True)
+    assert pylucid.autograd.gradcheck(lambda t: vmap(lambda r: r.sin() * r.sum())(t), (x,))
+
+
+def test_randomness_same_replays_the_generator():
+    pylucid.manual_seed(0)
+    out = vmap(lambda a: a + pylucid.rand(()), randomness="same")(pylucid.zeros(3))
+    assert out[0].item() == out[1].item() == out[2].item()
+    out = vmap(lambda a: a + pylucid.rand(()), randomness="different")(pylucid.zeros(3))
+    assert len(set(out.tolist())) == 3
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="same size in the mapped dimension"):
+        vmap(lambda a, b: a + b)(pylucid.ones(2), pylucid.ones(3))
+    with pytest.raises(ValueError, match="in_dims"):
+        vmap(lambda a: a, in_dims=(0, 0))(pylucid.ones(2))
+    with pytest.raises(ValueError, match="at least one input"):
+        vmap(lambda a: a, in_dims=None)(pylucid.ones(2))
+    with pytest.raises(ValueError, match="must only return Tensors"):
+        vmap(lambda a: 3)(pylucid.ones(2))
+    with pytest.raises(ValueError, match="randomness"):
+        vmap(lambda a: a, randomness="x")
+
+
+def test_against_torch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(0).standard_normal((3, 4, 5)).astype(np.float32)
+    for lib_out, ref in [
+        (vmap(lambda m: m @ m.T)(pylucid.from_numpy(a)), torch.vmap(lambda m: m @ m.T)(torch.from_numpy(a))),
+        (vmap(lambda m: m.softmax(-1), in_dims=2, out_dims=0)(pylucid.from_numpy(a)),
+         torch.vmap(lambda m: m.softmax(-1), in_dims=2, out_dims=0)(torch.from_numpy(a))),
+    ]:
+        np.testing.assert_allclose(lib_out.numpy(), ref.numpy(), rtol=1e-6, atol=1e-6)
