@@ -137,3 +137,15 @@ def test_view_own_dtype_is_alias():
     assert b[0, 0].item() == 5.0
     with pytest.raises(pylucid.LucidError, match="not supported"):
         b.view(pylucid.float64)
+
+
+def test_numpy_scalars_are_numbers():
+    x = pylucid.tensor([1.0, 2.0, 3.0])
+    for v in (np.float32(2.0), np.float64(2.0), np.int64(2), np.int32(2)):
+        for r in (x + v, v + x, x * v, v * x, x / v, v - x, x ** v):
+            assert isinstance(r, pylucid.Tensor) and r.dtype == pylucid.float32, (type(v), r)
+    assert (x > np.float32(1.5)).tolist() == [False, True, True]
+    assert (x == np.int64(2)).tolist() == [False, True, False]
+    i = pylucid.tensor([1, 2])
+    assert (i * np.int64(3)).dtype == pylucid.int64 and (i * np.float32(0.5)).dtype == pylucid.float32
+    assert (i + np.bool_(True)).tolist() == [2, 3]

@@ -27,6 +27,12 @@ TensorImplPtr to_operand(const TensorImplPtr& self, py::handle other) {
   }
   if (PyFloat_Check(other.ptr()))
     return scalar_tensor(PyFloat_AS_DOUBLE(other.ptr()), is_floating(self->dtype) ? self->dtype : kDefaultFloat);
+  // A numpy scalar (np.float32(2), np.int64(3), np.bool_): a number, as PyTorch treats it.
+  const std::string_view tn = Py_TYPE(other.ptr())->tp_name;
+  if (tn.starts_with("numpy.") && tn != "numpy.ndarray" && py::hasattr(other, "item")) {
+    py::object v = other.attr("item")();
+    if (PyBool_Check(v.ptr()) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr())) return to_operand(self, v);
+  }
   return nullptr;
 }
 
