@@ -256,3 +256,22 @@ def test_generator_state_round_trips_mid_block():
     bad[-1] = 625
     with pytest.raises(pylucid.LucidError, match="position"):
         pylucid.Generator().set_state(bad)
+
+
+def test_log_normal_and_alpha_dropout_streams():
+    """log_normal_ draws PyTorch's per-element normals then exp; alpha_dropout's mask comes from
+    bernoulli_ with a number probability (PyTorch's draw), not from bernoulli of a tensor."""
+    x = pylucid.empty(40).log_normal_(0.5, 1.5)
+    assert x.dtype == pylucid.float32 and bool((x > 0).all())
+    with pytest.raises(pylucid.LucidError, match="std > 0"):
+        pylucid.empty(3).log_normal_(0.0, -1.0)
+    torch = pytest.importorskip("torch")
+    for n, dt in ((5, "float32"), (40, "float32"), (2 * 40, "float64")):
+        got, want = [], []
+        for lib, out in ((torch, want), (pylucid, got)):
+            lib.manual_seed(7)
+            out.append(lib.empty(n, dtype=getattr(lib, dt)).log_normal_(0.5, 1.5).numpy())
+            lib.manual_seed(3)
+            out.append(lib.nn.functional.alpha_dropout(lib.ones(n), 0.4, True).numpy())
+        np.testing.assert_allclose(got[0], want[0], rtol=4e-16 if dt == "float64" else 0)
+        np.testing.assert_array_equal(got[1], want[1])
