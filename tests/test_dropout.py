@@ -116,7 +116,7 @@ def test_errors():
     x = pylucid.ones(3)
     for p in (-0.1, 1.5, float("nan")):
         with pytest.raises(
-            pylucid.LucidError, match="dropout: probability p must be in \\[0, 1\\]"
+            pylucid.LucidError, match="dropout probability has to be between 0 and 1"
         ):
             F.dropout(x, p)
     with pytest.raises(pylucid.LucidError):

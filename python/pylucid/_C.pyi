@@ -1412,6 +1412,12 @@ class Tensor:
         """
         In-place log: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def log_normal_(self, mean = 1.0, std = 2.0, *, generator = None):
+        """
+        Fills self with ``exp(N(mean, std^2))`` samples as PyTorch's CPU ``log_normal_`` draws
+            them for the same seed (its per-element float64 normal sampler, then the C library's exp);
+            returns self.
+        """
     def log_softmax(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         x - logsumexp(x) along dim, computed stably; floating input, same shape. Float32 for half inputs under autocast; differentiable (LogSoftmaxBackward).
@@ -1994,7 +2000,7 @@ class Tensor:
         """
     def sign(self) -> Tensor:
         """
-        -1, 0 or 1 by the sign of input (0 for NaN); records no gradient.
+        -1, 0 or 1 by the sign of input (0 for NaN); zero gradient.
         """
     def sign_(self, *args, **kwargs):
         """
@@ -3870,7 +3876,7 @@ def sigmoid(input: Tensor) -> Tensor:
     """
 def sign(input: Tensor) -> Tensor:
     """
-    -1, 0 or 1 by the sign of input (0 for NaN); records no gradient.
+    -1, 0 or 1 by the sign of input (0 for NaN); zero gradient.
     """
 def signbit(input: Tensor) -> Tensor:
     """

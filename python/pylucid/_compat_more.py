@@ -441,7 +441,8 @@ def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
         raise _C.LucidError(f"log_normal_ expects std > 0.0, but found std={std}")
     if not self.dtype.is_floating_point:
         raise _C.DtypeMismatch(f"log_normal_: expects a floating tensor, got {self.dtype!r}")
-    n, parts = self.numel(), []
+    n = self.numel()
+    parts: list[list[float]] = []
     while len(parts) * 15 < n:  # blocks of < 16 take PyTorch's per-element normal sampler
         m = min(15, n - len(parts) * 15)
         parts.append(empty(m, dtype=_C.dtype.float64).normal_(mean, std, generator=generator).tolist())

@@ -274,6 +274,9 @@ def dropout(input, p=0.5, training=True, inplace=False) -> Tensor:
     >>> sorted(set(y.tolist()))
     [0.0, 2.0]
     """
+    if isinstance(p, (int, float)) and not 0 <= p <= 1:  # PyTorch's ValueError (C++ checks the rest)
+        from .._errors import InvalidValue
+        raise InvalidValue(f"dropout: dropout probability has to be between 0 and 1, but got {p}")
     out = _C._dropout(input, p, training)
     if inplace and out is not input:  # PyTorch's inplace=True writes the result into input
         return input.copy_(out)

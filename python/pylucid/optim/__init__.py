@@ -4,13 +4,30 @@ group, and learning-rate schedules in ``pylucid.optim.lr_scheduler``."""
 from . import lr_scheduler, swa_utils
 from .adafactor import Adafactor
 from .adam import Adam, AdamW
+from .adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop
 from .asgd import ASGD
 from .lbfgs import LBFGS
-from .adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop
 from .optimizer import Optimizer
 from .rprop import Rprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler", "Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam",
-           "RMSprop", "Rprop", "swa_utils", "LBFGS", "ASGD", "Adafactor", "SparseAdam"]
+__all__ = [
+           "ASGD",
+           "LBFGS",
+           "SGD",
+           "Adadelta",
+           "Adafactor",
+           "Adagrad",
+           "Adam",
+           "AdamW",
+           "Adamax",
+           "NAdam",
+           "Optimizer",
+           "RAdam",
+           "RMSprop",
+           "Rprop",
+           "SparseAdam",
+           "lr_scheduler",
+           "swa_utils",
+]

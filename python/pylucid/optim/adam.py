@@ -1,6 +1,7 @@
 """``Adam`` and ``AdamW``: adaptive moment estimation, with L2 or decoupled weight decay."""
 from .. import _C
 from .._C import Tensor
+from .._errors import InvalidValue as _InvalidValue
 from .._tensor import float32, zeros, zeros_like
 from .optimizer import Optimizer
 
@@ -34,13 +35,13 @@ class Adam(Optimizer):
                  decoupled_weight_decay=False):
         name = type(self).__name__
         if lr < 0:
-            raise _C.LucidError(f"{name}: invalid learning rate: {lr}")
+            raise _InvalidValue(f"{name}: invalid learning rate: {lr}")
         if eps < 0:
-            raise _C.LucidError(f"{name}: invalid epsilon value: {eps}")
+            raise _InvalidValue(f"{name}: invalid epsilon value: {eps}")
         if len(betas) != 2 or not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
-            raise _C.LucidError(f"{name}: invalid betas {betas!r}: both must be in [0, 1)")
+            raise _InvalidValue(f"{name}: invalid betas {betas!r}: both must be in [0, 1)")
         if weight_decay < 0:
-            raise _C.LucidError(f"{name}: invalid weight_decay value: {weight_decay}")
+            raise _InvalidValue(f"{name}: invalid weight_decay value: {weight_decay}")
         # foreach / capturable / differentiable / fused choose PyTorch's kernels, not the math: they
         # are kept in the groups (print(optimizer) and state_dict() show them) and change nothing.
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,

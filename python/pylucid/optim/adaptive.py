@@ -15,14 +15,13 @@ implementation); ``differentiable=True`` is refused.
 [0.9, -0.9]
 """
 from .. import _C
+from .._errors import InvalidValue as _InvalidValue
 from .._tensor import float32, full_like, ones, zeros, zeros_like
 from .optimizer import Optimizer
 
 __all__ = ["Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam", "RMSprop"]
 
 
-class _InvalidValue(_C.LucidError, ValueError):
-    """An optimizer option out of its range (a ValueError, as PyTorch raises)."""
 
 
 def _check(name, ok, what, value):

@@ -26,11 +26,12 @@ param group's ``"lr"``.
 [0.0, 0.5, 1.0, 0.854, 0.5, 0.146]
 """
 import math
-from typing import Any
 from bisect import bisect_right
 from collections import Counter
+from typing import Any
 
 from .. import _C
+from .._errors import InvalidValue as _InvalidValue
 from .optimizer import Optimizer
 
 __all__ = [
@@ -55,8 +56,6 @@ __all__ = [
 ]
 
 
-class _InvalidValue(_C.LucidError, ValueError):
-    """A schedule option out of its range (a ValueError, as PyTorch raises)."""
 
 
 class LRScheduler:

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import _C
 from .._C import Tensor
+from .._errors import InvalidValue as _InvalidValue
 
 __all__ = ["Optimizer", "required"]
 
@@ -40,7 +41,7 @@ class Optimizer:
                                    "dicts, got a Tensor (wrap it in a list)")
         param_groups = list(params)
         if not param_groups:
-            raise _C.LucidError(f"{type(self).__name__}: optimizer got an empty parameter list")
+            raise _InvalidValue(f"{type(self).__name__}: optimizer got an empty parameter list")
         if not isinstance(param_groups[0], dict):
             param_groups = [{"params": param_groups}]
         for group in param_groups:
@@ -67,7 +68,7 @@ class Optimizer:
                 raise _C.DtypeMismatch(f"{name}: can only optimize Tensors, but param {i} is a "
                                        f"{type(p).__name__}")
             if not p.is_leaf:
-                raise _C.LucidError(f"{name}: can't optimize a non-leaf Tensor (param {i}); use a "
+                raise _InvalidValue(f"{name}: can't optimize a non-leaf Tensor (param {i}); use a "
                                     "Parameter or a tensor created with requires_grad=True")
             if not p.dtype.is_floating_point:
                 raise _C.DtypeMismatch(f"{name}: param {i} has dtype {p.dtype}, expected a floating dtype")
@@ -78,12 +79,12 @@ class Optimizer:
         group["params"] = params
         for k, v in self.defaults.items():
             if v is required and k not in group:
-                raise _C.LucidError(f"{name}: parameter group didn't specify a value of required "
+                raise _InvalidValue(f"{name}: parameter group didn't specify a value of required "
                                     f"optimization parameter {k}")
             group.setdefault(k, v)
         existing = {id(p) for g in self.param_groups for p in g["params"]}
         if existing & seen:
-            raise _C.LucidError(f"{name}: some parameters appear in more than one parameter group")
+            raise _InvalidValue(f"{name}: some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
@@ -146,11 +147,11 @@ class Optimizer:
             raise _C.DtypeMismatch(f"{name}.load_state_dict: expected a dict, got {type(state_dict).__name__}")
         for key in ("state", "param_groups"):
             if key not in state_dict:
-                raise _C.LucidError(f"{name}.load_state_dict: missing key {key!r} (expected the output of "
+                raise _InvalidValue(f"{name}.load_state_dict: missing key {key!r} (expected the output of "
                                     "Optimizer.state_dict())")
         unexpected = [k for k in state_dict if k not in ("state", "param_groups")]
         if unexpected:
-            raise _C.LucidError(f"{name}.load_state_dict: unexpected key(s) "
+            raise _InvalidValue(f"{name}.load_state_dict: unexpected key(s) "
                                 + ", ".join(repr(k) for k in unexpected))
         saved_groups = state_dict["param_groups"]
         groups = self.param_groups
@@ -159,7 +160,7 @@ class Optimizer:
                                    f"parameter group(s), the optimizer has {len(groups)}")
         for i, (g, sg) in enumerate(zip(groups, saved_groups)):
             if not isinstance(sg, dict) or "params" not in sg:
-                raise _C.LucidError(f"{name}.load_state_dict: param group {i} is not a dict with 'params'")
+                raise _InvalidValue(f"{name}.load_state_dict: param group {i} is not a dict with 'params'")
             if len(g["params"]) != len(sg["params"]):
                 raise _C.ShapeMismatch(f"{name}.load_state_dict: param group {i} has {len(sg['params'])} "
                                        f"params in the state dict, the optimizer's has {len(g['params'])}")
@@ -172,7 +173,7 @@ class Optimizer:
         new_state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         for k, v in saved_state.items():
             if k not in id_map:
-                raise _C.LucidError(f"{name}.load_state_dict: state for param index {k!r}, which is in "
+                raise _InvalidValue(f"{name}.load_state_dict: state for param index {k!r}, which is in "
                                     "no param group")
             p = id_map[k]
             if not isinstance(v, dict):

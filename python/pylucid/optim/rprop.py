@@ -3,6 +3,7 @@ small models). Per parameter element, the step size grows by ``etaplus`` while t
 its sign and shrinks by ``etaminus`` when it flips (that step is skipped), within
 ``step_sizes``; the parameter moves by ``-sign(grad) * step_size``."""
 from .. import _C
+from .._errors import InvalidValue as _InvalidValue
 from .._tensor import full
 from ..autograd.grad_mode import no_grad
 from .optimizer import Optimizer
@@ -24,9 +25,9 @@ class Rprop(Optimizer):
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False,
                  foreach=None, maximize=False, differentiable=False):
         if lr < 0:
-            raise _C.LucidError(f"Rprop: invalid learning rate: {lr}")
+            raise _InvalidValue(f"Rprop: invalid learning rate: {lr}")
         if not 0.0 < etas[0] < 1.0 < etas[1]:
-            raise _C.LucidError(f"Rprop: invalid eta values: {etas[0]}, {etas[1]}")
+            raise _InvalidValue(f"Rprop: invalid eta values: {etas[0]}, {etas[1]}")
         super().__init__(params, {"lr": lr, "etas": tuple(etas), "step_sizes": tuple(step_sizes),
                                   "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
                                   "capturable": capturable})  # PyTorch's param-group keys

@@ -1,5 +1,6 @@
 """``SGD``: stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
 from .. import _C
+from .._errors import InvalidValue as _InvalidValue
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -27,13 +28,13 @@ class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
         if lr < 0:
-            raise _C.LucidError(f"SGD: invalid learning rate: {lr}")
+            raise _InvalidValue(f"SGD: invalid learning rate: {lr}")
         if momentum < 0:
-            raise _C.LucidError(f"SGD: invalid momentum value: {momentum}")
+            raise _InvalidValue(f"SGD: invalid momentum value: {momentum}")
         if weight_decay < 0:
-            raise _C.LucidError(f"SGD: invalid weight_decay value: {weight_decay}")
+            raise _InvalidValue(f"SGD: invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
-            raise _C.LucidError("SGD: nesterov momentum requires a momentum and zero dampening")
+            raise _InvalidValue("SGD: nesterov momentum requires a momentum and zero dampening")
         # foreach / differentiable / fused choose PyTorch's kernels, not the math (kept, no effect).
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
                     "nesterov": nesterov, "maximize": maximize, "foreach": foreach,

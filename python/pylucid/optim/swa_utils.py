@@ -25,8 +25,15 @@ from ..nn.module import Module
 from ..nn.modules.batchnorm import _BatchNorm
 from .lr_scheduler import LRScheduler, _InvalidValue, _per_group
 
-__all__ = ["AveragedModel", "SWALR", "get_ema_avg_fn", "get_ema_multi_avg_fn", "get_swa_avg_fn",
-           "get_swa_multi_avg_fn", "update_bn"]
+__all__ = [
+    "SWALR",
+    "AveragedModel",
+    "get_ema_avg_fn",
+    "get_ema_multi_avg_fn",
+    "get_swa_avg_fn",
+    "get_swa_multi_avg_fn",
+    "update_bn",
+]
 
 
 def get_ema_multi_avg_fn(decay=0.999):

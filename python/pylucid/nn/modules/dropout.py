@@ -1,6 +1,7 @@
 """``Dropout`` (elementwise) and ``Dropout1d`` / ``Dropout2d`` (whole channels): zero with
 probability p in training mode, scaling the rest by 1/(1-p)."""
 from ... import _C
+from ..._errors import InvalidValue
 from .. import functional as F
 from ..module import Module
 
@@ -12,7 +13,7 @@ class _DropoutNd(Module):
         super().__init__()
         name = type(self).__name__
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-            raise _C.LucidError(f"{name}: dropout probability has to be between 0 and 1, but got {p!r}")
+            raise InvalidValue(f"{name}: dropout probability has to be between 0 and 1, but got {p!r}")
         if inplace:
             raise _C.LucidError(f"{name}: inplace=True is not supported")
         self.p = float(p)
