@@ -337,7 +337,7 @@ LUCID_BINDING(tensor, 0) {
             return py_scalar(t);
           })
       .def("__len__", [](const TensorImplPtr& t) {
-            LUCID_CHECK(t->ndim() > 0, "len: len() of a 0-d tensor");
+            LUCID_CHECK_DTYPE(t->ndim() > 0, "len: len() of a 0-d tensor");  // a TypeError, as PyTorch
             return t->shape[0];
           })
       .def("__add__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &add); })
