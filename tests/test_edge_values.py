@@ -151,3 +151,9 @@ def test_kink_gradients_against_torch():
             eval(expr, {"torch": lib, "x": x, "F": lib.nn.functional}).sum().backward()
             got.append(x.grad.tolist())
         assert same(got[1], got[0]), expr
+
+
+def test_linspace_single_point_is_start():
+    assert pylucid.linspace(0, 1, 1).tolist() == [0.0]
+    assert pylucid.linspace(5, -2, 1, dtype=pylucid.float64).tolist() == [5.0]
+    assert pylucid.logspace(2.5, 7, 1).tolist() == pytest.approx([10 ** 2.5])

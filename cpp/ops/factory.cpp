@@ -46,6 +46,10 @@ void linspace_fill(S* p, double start_d, double end_d, int64_t steps) {
   const A start = A(start_d), end = A(end_d);
   const A step = steps > 1 ? (end - start) / A(steps - 1) : A(0);
   const int64_t halfway = steps / 2;
+  if (steps == 1) {  // one point: start (PyTorch's), not end
+    p[0] = kernels::convert<S>(start);
+    return;
+  }
   for (int64_t i = 0; i < steps; ++i)
     p[i] = kernels::convert<S>(i < halfway ? std::fma(step, A(i), start) : std::fma(-step, A(steps - 1 - i), end));
 }
