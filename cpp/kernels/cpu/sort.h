@@ -3,8 +3,7 @@
 // sort is stable (equal values keep their input order in either direction). topk with small k
 // keeps a heap of the k best seen so far and compares each element against its worst, so a row
 // costs about one compare per element; larger k selects with nth_element. topk's output is
-// sorted best first; when equal values touch the selection, the row is redone as PyTorch's CPU
-// kernel does it, so the indices of tied values are PyTorch's.
+// sorted best first, ties by lower index.
 #pragma once
 #include <omp.h>
 
@@ -108,52 +107,6 @@ void sort_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool 
   }
 }
 
-// Equal as topk ranks values (NaNs equal to each other).
-template <class A>
-inline bool same_rank(A a, A b) {
-  if constexpr (std::is_floating_point_v<A>) return a == b || (a != a && b != b);
-  else return a == b;
-}
-
-// Whether equal values make the selection ambiguous: two selected values are equal, or an
-// unselected element equals the worst selected one. `sel` is sorted best first.
-template <class T, class A>
-bool tie_touches(const T* xr, int64_t n, const std::vector<std::pair<A, int64_t>>& sel) {
-  for (size_t i = 1; i < sel.size(); ++i)
-    if (same_rank(sel[i - 1].first, sel[i].first)) return true;
-  const A worst = sel.back().first;
-  int64_t count = 0;
-  if (worst != worst) {
-    for (int64_t j = 0; j < n; ++j) count += A(xr[j]) != A(xr[j]);
-  } else {
-    for (int64_t j = 0; j < n; ++j) count += A(xr[j]) == worst;
-  }
-  return count > 1;
-}
-
-// The row's top k as PyTorch's CPU kernel picks them among equal values: (value, index) pairs
-// in input order, std::partial_sort when k * 64 <= n, else std::nth_element at k - 1 then
-// std::sort of the first k - 1, with NaN ranked best (largest) or worst (smallest) and no
-// index tie-break. Same standard algorithms, same input, same comparisons: the same order.
-template <class T, class A>
-void pytorch_topk_row(const T* xr, int64_t n, int64_t k, bool largest, std::vector<std::pair<A, int64_t>>& out) {
-  using P = std::pair<A, int64_t>;
-  std::vector<P> q(static_cast<size_t>(n));
-  for (int64_t j = 0; j < n; ++j) q[size_t(j)] = {A(xr[j]), j};
-  auto isnan_ = [](A v) { return v != v; };
-  auto cmp = [largest, isnan_](const P& a, const P& b) {
-    return largest ? ((isnan_(a.first) && !isnan_(b.first)) || a.first > b.first)
-                   : ((!isnan_(a.first) && isnan_(b.first)) || a.first < b.first);
-  };
-  if (k * 64 <= n) {
-    std::partial_sort(q.begin(), q.begin() + k, q.end(), cmp);
-  } else {
-    std::nth_element(q.begin(), q.begin() + (k - 1), q.end(), cmp);
-    std::sort(q.begin(), q.begin() + (k - 1), cmp);
-  }
-  out.assign(q.begin(), q.begin() + k);
-}
-
 template <class T, class A>
 void topk_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, int64_t k, bool largest) {
   if (k == 0) return;
@@ -218,7 +171,6 @@ void topk_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, int64
         buf.resize(size_t(k));
       }
       std::sort(buf.begin(), buf.end(), better);
-      if (tie_touches(xr, n, buf)) pytorch_topk_row(xr, n, k, largest, buf);
       for (int64_t i = 0; i < k; ++i) {
         vals[r * k + i] = xr[buf[size_t(i)].second];
         idx[r * k + i] = buf[size_t(i)].second;
