@@ -108,6 +108,8 @@ CASES = [
     ("gnn", 1e-3, 1e-5),
     ("moe", 1e-3, 1e-5),
     ("simclr", 1e-3, 1e-5),
+    ("realnvp", 1e-3, 1e-5),
+    ("nerf_mlp", 1e-3, 1e-5),
 ]
 
 
