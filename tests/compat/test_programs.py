@@ -110,6 +110,10 @@ CASES = [
     ("simclr", 1e-3, 1e-5),
     ("realnvp", 1e-3, 1e-5),
     ("nerf_mlp", 1e-3, 1e-5),
+    ("style_transfer", 1e-3, 1e-5),
+    ("tabular", 1e-3, 1e-5),
+    ("lenet_mnist", 1e-3, 1e-5),
+    ("grad_accum", 1e-4, 1e-6),
 ]
 
 
