@@ -2801,7 +2801,7 @@ class Generator:
         ...
     def get_state(self) -> Tensor:
         """
-        The generator's full state as a 1-d int64 tensor, for set_state.
+        The generator's full state, PyTorch's 5056-byte image as a 1-d int64 tensor of byte values (pylucid's uint8 is int64), for set_state.
         """
     def initial_seed(self) -> builtins.int:
         """
@@ -2817,7 +2817,7 @@ class Generator:
         """
     def set_state(self, new_state: Tensor) -> Generator:
         """
-        Restores a state returned by get_state() and returns the generator.
+        Restores a state returned by get_state() (or by PyTorch's get_state) and returns the generator.
         """
 class BatchNormBackward(Node):
     """

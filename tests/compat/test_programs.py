@@ -114,6 +114,7 @@ CASES = [
     ("tabular", 1e-3, 1e-5),
     ("lenet_mnist", 1e-3, 1e-5),
     ("grad_accum", 1e-4, 1e-6),
+    ("hparam_sweep", 1e-4, 1e-6),
 ]
 
 
