@@ -219,7 +219,23 @@ def test_grad_mode_decorators():
     assert not f(x).requires_grad and not g(x).requires_grad and h(x).requires_grad
     with pylucid.inference_mode():
         assert pylucid.is_inference_mode_enabled() and not (x * 2).requires_grad
-    assert pylucid.is_grad_enabled()
+        with pylucid.inference_mode(False):
+            assert not pylucid.is_inference_mode_enabled() and not pylucid.is_grad_enabled()
+        assert pylucid.is_inference_mode_enabled()
+    assert pylucid.is_grad_enabled() and not pylucid.is_inference_mode_enabled()
+
+
+def test_no_grad_is_not_inference_mode():
+    """Guards against is_inference_mode_enabled() being True inside no_grad (PyTorch: False) or
+    staying True after an inference_mode block that raised."""
+    with pylucid.no_grad():
+        assert not pylucid.is_inference_mode_enabled()
+    try:
+        with pylucid.inference_mode():
+            raise KeyError("x")
+    except KeyError:
+        pass
+    assert not pylucid.is_inference_mode_enabled() and pylucid.is_grad_enabled()
 
 
 def test_deepcopy_and_pickle_tensors():

@@ -210,3 +210,53 @@ def test_errors():
         L.CyclicLR(opt, base_lr=0.1, max_lr=1.0, mode="sawtooth")
     with pytest.raises(ValueError, match="CyclicLR"):
         L.CyclicLR(optim.Adagrad([pylucid.zeros(1, requires_grad=True)]), base_lr=0.1, max_lr=1.0)
+
+
+class _Warmup:
+    """A callable object as lr_lambda (its __dict__ is what PyTorch's state_dict saves)."""
+
+    def __init__(self, steps):
+        self.steps = steps
+
+    def __call__(self, e):
+        return min(1.0, (e + 1) / self.steps)
+
+
+def test_state_dict_keys_and_callable_lambdas_as_torch():
+    """Guards against scheduler state_dicts missing PyTorch's keys (_get_lr_called_within_step,
+    LambdaLR/MultiplicativeLR lr_lambdas, CyclicLR _scale_fn_custom) or saving a callable
+    object's attributes differently, and against load_state_dict not restoring them."""
+    makers = {
+        "StepLR": lambda lib, o: lib.optim.lr_scheduler.StepLR(o, 2),
+        "LambdaLR": lambda lib, o: lib.optim.lr_scheduler.LambdaLR(o, [_lambda, _Warmup(4)]),
+        "MultiplicativeLR": lambda lib, o: lib.optim.lr_scheduler.MultiplicativeLR(o, lambda e: 0.9),
+        "CyclicLR": lambda lib, o: lib.optim.lr_scheduler.CyclicLR(o, 0.01, 0.1),
+        "CosineAnnealingWarmRestarts": lambda lib, o: lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, 3),
+    }
+    states = {}
+    for name, make in makers.items():
+        o = _opt(pylucid, momentum=0.9)
+        s = make(pylucid, o)
+        for _ in range(3):
+            o.step()
+            s.step()
+        states[name] = s.state_dict()
+        assert states[name]["_get_lr_called_within_step"] is False
+    assert states["LambdaLR"]["lr_lambdas"] == [None, {"steps": 4}]
+    assert states["MultiplicativeLR"]["lr_lambdas"] == [None, None]
+    assert list(states["CyclicLR"])[-1] == "_scale_fn_custom" and states["CyclicLR"]["_scale_fn_custom"] is None
+    fresh = L.LambdaLR(_opt(pylucid), [_lambda, _Warmup(9)])
+    fresh.load_state_dict(states["LambdaLR"])
+    assert fresh.lr_lambdas[1].steps == 4 and fresh.last_epoch == 3 and "lr_lambdas" in states["LambdaLR"]
+    torch = pytest.importorskip("torch")
+    for name, make in makers.items():
+        o = _opt(torch, momentum=0.9)
+        s = make(torch, o)
+        for _ in range(3):
+            o.step()
+            s.step()
+        theirs = s.state_dict()
+        assert list(states[name]) == list(theirs), name
+        assert states[name]["_last_lr"] == theirs["_last_lr"]
+        if "lr_lambdas" in theirs:
+            assert states[name]["lr_lambdas"] == theirs["lr_lambdas"]

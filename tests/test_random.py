@@ -253,8 +253,9 @@ def test_generator_state_round_trips_mid_block():
     g2 = pylucid.Generator().set_state(state)
     assert pylucid.rand(1000, generator=g2).tolist() == a
     bad = state.clone()
-    bad[-1] = 625
-    with pytest.raises(pylucid.LucidError, match="position"):
+    bad[8] = 113  # left = 625
+    bad[9] = 2
+    with pytest.raises(pylucid.LucidError, match="mt19937"):
         pylucid.Generator().set_state(bad)
 
 
@@ -275,3 +276,35 @@ def test_log_normal_and_alpha_dropout_streams():
             out.append(lib.nn.functional.alpha_dropout(lib.ones(n), 0.4, True).numpy())
         np.testing.assert_allclose(got[0], want[0], rtol=4e-16 if dt == "float64" else 0)
         np.testing.assert_array_equal(got[1], want[1])
+
+
+    bad = state.clone()
+    bad[5] = 256
+    with pytest.raises(pylucid.LucidError, match="byte"):
+        pylucid.Generator().set_state(bad)
+
+
+def test_rng_state_is_torchs_byte_image():
+    """Guards against get_rng_state() differing from PyTorch's CPUGeneratorImplState bytes (a
+    checkpoint's rng_state, its shape) fresh after seeding, mid-block, at a block's end and with a
+    cached normal, and against set_rng_state refusing a state saved by PyTorch."""
+    torch = pytest.importorskip("torch")
+    for draws in ((), (3,), (1, 623), (624,), (700,), (5, 2)):
+        pylucid.manual_seed(11)
+        torch.manual_seed(11)
+        for n in draws:
+            pylucid.rand(n)
+            torch.rand(n)
+        if len(draws) == 2 and draws[1] == 2:  # randn of < 16 elements leaves a cached normal
+            pylucid.randn(1)
+            torch.randn(1)
+        ours = pylucid.get_rng_state()
+        assert ours.shape == (5056,)
+        assert ours.tolist() == torch.get_rng_state().tolist()
+    torch.manual_seed(3)
+    torch.randn(5)
+    saved = torch.get_rng_state()
+    a = torch.randn(40).tolist()
+    pylucid.set_rng_state(pylucid.tensor(saved.numpy().astype("int64")))
+    assert pylucid.randn(40).tolist() == a
+    pylucid.manual_seed(0)

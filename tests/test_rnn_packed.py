@@ -137,3 +137,16 @@ def test_errors():
         R.pad_sequence([pylucid.zeros(2, 3), pylucid.zeros(2, 4)])
     with pytest.raises(ValueError, match="total_length"):
         R.pad_packed_sequence(R.pack_sequence(_seqs(pylucid), enforce_sorted=False), total_length=2)
+
+
+def test_unsorted_batch_orders_equal_lengths_as_torch():
+    """Guards against sorted_indices/unsorted_indices (and so PackedSequence.data's row order)
+    differing from PyTorch's past 16 sequences, where its torch.sort of the lengths is not stable."""
+    torch = pytest.importorskip("torch")
+    lens = [3, 2, 3, 1, 2, 3] * 4
+    x = np.arange(3 * 24 * 2, dtype=np.float32).reshape(3, 24, 2)
+    ours = pylucid.nn.utils.rnn.pack_padded_sequence(pylucid.tensor(x), pylucid.tensor(lens), enforce_sorted=False)
+    theirs = torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), torch.tensor(lens), enforce_sorted=False)
+    assert ours.sorted_indices.tolist() == theirs.sorted_indices.tolist()
+    assert ours.unsorted_indices.tolist() == theirs.unsorted_indices.tolist()
+    np.testing.assert_array_equal(ours.data.numpy(), theirs.data.numpy())

@@ -48,14 +48,19 @@ def test_named_tuples_methods_and_indices():
 
 
 def test_nan_order_and_stability():
-    """Guards against NaN compared as an ordinary number (it ranks above every number) and an unstable sort."""
+    """Guards against NaN compared as an ordinary number (it ranks above every number) and
+    stable=True not keeping equal values in input order."""
     x = pylucid.tensor([1.0, float("nan"), -1.0, float("nan"), 1.0])
-    v, i = x.sort()
+    v, i = x.sort(stable=True)
     assert v.tolist()[:3] == [-1.0, 1.0, 1.0] and np.isnan(v.tolist()[3:]).all()
     assert i.tolist() == [2, 0, 4, 1, 3]
-    assert x.sort(descending=True).indices.tolist() == [1, 3, 0, 4, 2]
+    assert x.sort(descending=True, stable=True).indices.tolist() == [1, 3, 0, 4, 2]
     assert x.topk(1).indices.tolist() == [1]
-    assert x.topk(2, largest=False).indices.tolist() == [2, 0]
+    # PyTorch's topk selects with nth_element: of the two equal 1.0s it keeps the later one here.
+    assert x.topk(2, largest=False).indices.tolist() == [2, 4]
+    t = pylucid.tensor([3.0, 1.0] * 20)
+    assert t.sort(stable=True).indices.tolist() == list(range(1, 40, 2)) + list(range(0, 40, 2))
+    assert t.argsort(descending=True, stable=True).tolist() == list(range(0, 40, 2)) + list(range(1, 40, 2))
 
 
 def test_gradient_accumulates_through_indices():
@@ -115,7 +120,8 @@ def test_sort_topk_against_torch():
 @pytest.mark.parametrize("dt", ["float32", "float16", "bfloat16"])
 def test_long_float_rows_sort_stably_with_nan_and_signed_zero(dt):
     """Guards the radix path for float rows of >= 256 keys: stable ties in both directions, -0.0
-    equal to +0.0, every NaN equal and largest (last ascending, first descending), infinities."""
+    equal to +0.0, every NaN equal and largest (last ascending, first descending), infinities;
+    without stable=True the same values come out (ties in PyTorch's order, tested below)."""
     rng = np.random.default_rng(3)
     a = np.round(rng.standard_normal((3, 700)) * 2) / 2
     a[:, rng.integers(0, 700, size=9)] = np.nan
@@ -124,7 +130,9 @@ def test_long_float_rows_sort_stably_with_nan_and_signed_zero(dt):
     x = pylucid.tensor(a, dtype=getattr(pylucid, dt))
     ref = np.asarray(x.float().numpy(), dtype=np.float64)
     for descending in (False, True):
-        values, indices = x.sort(dim=-1, descending=descending)
+        values, indices = x.sort(dim=-1, descending=descending, stable=True)
+        np.testing.assert_array_equal(x.sort(dim=-1, descending=descending).values.float().numpy(),
+                                      values.float().numpy())
         for r in range(3):
             row = ref[r]
             key = np.where(np.isnan(row), np.inf, row)  # NaN largest, ties by index (stable)
@@ -132,4 +140,46 @@ def test_long_float_rows_sort_stably_with_nan_and_signed_zero(dt):
             expected = np.lexsort((np.arange(700), -key, -nan_last) if descending else (np.arange(700), key, nan_last))
             assert indices[r].tolist() == expected.tolist()
             np.testing.assert_array_equal(values[r].float().numpy(), row[expected].astype(np.float32))
+        assert x.argsort(dim=0, descending=descending, stable=True).tolist() == \
+            x.sort(dim=0, descending=descending, stable=True)[1].tolist()
         assert x.argsort(dim=0, descending=descending).tolist() == x.sort(dim=0, descending=descending)[1].tolist()
+
+
+@pytest.mark.parametrize("n", [6, 16, 17, 60, 255, 700])
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16", "int64"])
+def test_order_of_ties_matches_torch(n, dt):
+    """Guards against equal values coming out in a different order than PyTorch's unstable CPU
+    sort and topk (std::sort, nth_element, partial_sort), which changes argsort-based ranks and
+    which of two equal candidates topk keeps; rows with and without ties, NaN ties, the radix
+    path (>= 256 float keys) and topk's partial-sort (k * 64 <= n) and selection paths."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(n)
+    a = rng.integers(0, 5, size=(3, n)).astype(np.float64)
+    a[1] = rng.standard_normal(n)  # no ties
+    if dt != "int64":
+        a[2, rng.integers(0, n, size=max(2, n // 8))] = np.nan
+    ours, theirs = pylucid.tensor(a, dtype=getattr(pylucid, dt)), torch.tensor(a, dtype=getattr(torch, dt))
+    for descending in (False, True):
+        for dim in (-1, 0):
+            o, t = ours.sort(dim=dim, descending=descending), theirs.sort(dim=dim, descending=descending)
+            assert o.indices.tolist() == t.indices.tolist()
+            np.testing.assert_array_equal(o.values.double().numpy(), t.values.double().numpy())
+            assert ours.argsort(dim=dim, descending=descending).tolist() == \
+                theirs.argsort(dim=dim, descending=descending).tolist()
+    for k in sorted({1, 2, max(1, n // 64), n // 3 + 1, n}):
+        for largest in (True, False):
+            for sorted_ in (True, False):
+                o, t = ours.topk(k, largest=largest, sorted=sorted_), theirs.topk(k, largest=largest, sorted=sorted_)
+                assert o.indices.tolist() == t.indices.tolist(), (k, largest, sorted_)
+                np.testing.assert_array_equal(o.values.double().numpy(), t.values.double().numpy())
+
+
+def test_sort_is_stable_where_torch_is_stable():
+    """Guards against the two inputs PyTorch always sorts stably (a long 1-d int64 ascending, by
+    its radix sort; a dim of stride 0) coming out in introsort's order."""
+    t = pylucid.tensor([2, 0, 1] * 12000)
+    assert t.sort().indices[:4].tolist() == [1, 4, 7, 10]
+    assert t.sort().indices.tolist() == t.sort(stable=True).indices.tolist()
+    e = pylucid.tensor([[1.0], [2.0]]).expand(2, 40)
+    assert e.sort(dim=1).indices.tolist() == [list(range(40))] * 2
+    assert e.argsort(dim=1, descending=True).tolist() == [list(range(40))] * 2

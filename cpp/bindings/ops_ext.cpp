@@ -96,21 +96,21 @@ LUCID_BINDING(ops_ext, 12) {
     def_method(sc.name, f, py::arg("dim"), py::kw_only(), py::arg("dtype") = py::none(), sc.doc);
   }
   const char* sort_doc =
-      "Sorts along dim (default -1): a named tuple (values, indices). NaN sorts above every number; the sort "
-      "is stable (equal values keep their order), stable= is accepted for PyTorch's signature. The gradient "
-      "flows back to the positions the indices name.\n\n"
+      "Sorts along dim (default -1): a named tuple (values, indices). NaN sorts above every number. With "
+      "stable=True equal values keep their order; without it they come in the order PyTorch's CPU sort "
+      "leaves them. The gradient flows back to the positions the indices name.\n\n"
       ">>> import pylucid\n>>> pylucid.tensor([3.0, 1.0, 2.0]).sort(descending=True).indices.tolist()\n[0, 2, 1]";
-  auto sort_fn = [](T x, int64_t dim, bool descending, bool) {
-    return values_indices("sort", maybe_nogil(x->numel(), [&] { return sort(x, dim, descending); }));
+  auto sort_fn = [](T x, int64_t dim, bool descending, bool stable) {
+    return values_indices("sort", maybe_nogil(x->numel(), [&] { return sort(x, dim, descending, stable); }));
   };
   m.def("sort", sort_fn, py::arg("input"), py::arg("dim") = -1, py::arg("descending") = false, py::kw_only(),
         py::arg("stable") = false, sort_doc);
   def_method("sort", sort_fn, py::arg("dim") = -1, py::arg("descending") = false, py::kw_only(),
              py::arg("stable") = false, sort_doc);
-  const char* argsort_doc = "The indices (int64) that sort input along dim (sort's indices; stable).\n\n"
+  const char* argsort_doc = "The indices (int64) that sort input along dim (sort's indices).\n\n"
                             ">>> import pylucid\n>>> pylucid.argsort(pylucid.tensor([3, 1, 2])).tolist()\n[1, 2, 0]";
-  auto argsort_fn = [](T x, int64_t dim, bool descending, bool) {
-    return maybe_nogil(x->numel(), [&] { return argsort(x, dim, descending); });
+  auto argsort_fn = [](T x, int64_t dim, bool descending, bool stable) {
+    return maybe_nogil(x->numel(), [&] { return argsort(x, dim, descending, stable); });
   };
   m.def("argsort", argsort_fn, py::arg("input"), py::arg("dim") = -1, py::arg("descending") = false, py::kw_only(),
         py::arg("stable") = false, argsort_doc);
@@ -118,15 +118,15 @@ LUCID_BINDING(ops_ext, 12) {
              py::arg("stable") = false, argsort_doc);
   const char* topk_doc =
       "The k largest (largest=False: smallest) elements along dim (default -1): a named tuple (values, indices), "
-      "best first. NaN counts as larger than every number. k outside [0, size] raises a ValueError. The gradient "
+      "best first (sorted=False: in PyTorch's selection order). NaN counts as larger than every number. k outside [0, size] raises a ValueError. The gradient "
       "flows back to the positions the indices name.\n\n"
       ">>> import pylucid\n>>> pylucid.tensor([1.0, 5.0, 3.0]).topk(2).values.tolist()\n[5.0, 3.0]";
-  auto topk_fn = [](T x, py::handle k, int64_t dim, bool largest, bool) {
+  auto topk_fn = [](T x, py::handle k, int64_t dim, bool largest, bool sorted) {
     LUCID_CHECK_DTYPE(PyLong_Check(k.ptr()) || py::hasattr(k, "__index__"), "topk: k must be an int, got ",
                       type_name(k));
     LUCID_CHECK_DTYPE(!PyBool_Check(k.ptr()), "topk: k must be an int, got bool");
     const int64_t kk = k.cast<int64_t>();
-    return values_indices("topk", maybe_nogil(x->numel(), [&] { return topk(x, kk, dim, largest); }));
+    return values_indices("topk", maybe_nogil(x->numel(), [&] { return topk(x, kk, dim, largest, sorted); }));
   };
   m.def("topk", topk_fn, py::arg("input"), py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true,
         py::arg("sorted") = true, topk_doc);

@@ -88,9 +88,10 @@ LUCID_BINDING(random, 5) {
       .def("initial_seed", [](const GeneratorPtr& g) { return g->seed; },
            "The seed the generator was last seeded with (PyTorch's default, 67280421310721, until then).")
       .def("get_state", [](const GeneratorPtr& g) { return state_tensor(*g); },
-           "The generator's full state as a 1-d int64 tensor, for set_state.")
+           "The generator's full state, PyTorch's 5056-byte image as a 1-d int64 tensor of byte values "
+           "(pylucid's uint8 is int64), for set_state.")
       .def("set_state", [](const GeneratorPtr& g, T s) { set_state(*g, s); return g; }, py::arg("new_state"),
-           "Restores a state returned by get_state() and returns the generator.");
+           "Restores a state returned by get_state() (or by PyTorch's get_state) and returns the generator.");
   m.attr("default_generator") = default_generator();
   m.def("_manual_seed", [](py::handle seed) {
     manual_seed(seed_arg(seed));

@@ -20,13 +20,15 @@ namespace lucid {
 struct Mt19937 {
   static constexpr int kN = 624, kM = 397;
   uint32_t x[kN];
-  int p = kN;  // next word of x to hand out; kN: regenerate first
+  int p = kN;          // next word of x to hand out; kN: regenerate first
+  bool fresh = true;   // seeded and not regenerated since (PyTorch's state then says next = 0)
 
   explicit Mt19937(uint32_t s) { seed(s); }
   void seed(uint32_t s) {
     x[0] = s;
     for (int i = 1; i < kN; ++i) x[i] = 1812433253u * (x[i - 1] ^ (x[i - 1] >> 30)) + uint32_t(i);
     p = kN;
+    fresh = true;
   }
   static uint32_t temper(uint32_t y) {
     y ^= y >> 11;
@@ -94,9 +96,12 @@ struct Generator {
     next_normal = r * std::sin(theta);
     return r * std::cos(theta);
   }
-  // State as words: seed, cache flag, cache bits, then the engine's own text state.
+  // State as PyTorch's CPUGeneratorImplState, byte for byte (one byte per element, 5056 of them):
+  // seed, mt19937 left/seeded/next and the 624 words as uint64, the double normal cache. set_state
+  // also takes PyTorch's legacy 5048-byte image and pylucid's former 628-word one (seed, cache
+  // flag, cache bits, 624 words, position).
   std::vector<int64_t> get_state();
-  void set_state(const std::vector<int64_t>& words);
+  void set_state(const std::vector<int64_t>& bytes);
 };
 using GeneratorPtr = std::shared_ptr<Generator>;
 

@@ -89,9 +89,13 @@ int64_t sort_dim(const TensorImplPtr& x, int64_t dim, const char* op) {
   return x->ndim() ? wrap_dim(dim, x->ndim(), op) : (wrap_dim(dim, 1, op), 0);
 }
 
-std::pair<TensorImplPtr, TensorImplPtr> sort_impl(const TensorImplPtr& x, int64_t dim, bool descending,
+std::pair<TensorImplPtr, TensorImplPtr> sort_impl(const TensorImplPtr& x, int64_t dim, bool descending, bool stable,
                                                   bool want_values, const char* op) {
   const int64_t d = sort_dim(x, dim, op);
+  // PyTorch's sort is stable in two more cases: a 1-d int64 input of at least 32768 elements
+  // sorted ascending (its radix sort) and a dim of stride 0 (all equal; indices stay 0..n-1).
+  if (x->ndim() == 1 && x->dtype == DType::Int64 && !descending && x->shape[0] >= 32768) stable = true;
+  if (x->ndim() && x->strides[size_t(d)] == 0) stable = true;
   Rows r = rows_of(x, d);
   auto vals = want_values ? empty(r.c->shape, x->dtype) : nullptr;
   auto idx = empty(r.c->shape, DType::Int64);
@@ -99,7 +103,7 @@ std::pair<TensorImplPtr, TensorImplPtr> sort_impl(const TensorImplPtr& x, int64_
     LUCID_DISPATCH(x->dtype, op, [&] {
       using T = scalar_t;
       kernels::sort_rows<T, acc_t<T>>(r.c->data<T>(), vals ? vals->data<T>() : nullptr, idx->data<int64_t>(), r.rows,
-                                      r.n, descending);
+                                      r.n, descending, stable);
     });
   }
   return {vals ? from_rows(vals, d, x->ndim()) : nullptr, from_rows(idx, d, x->ndim())};
@@ -107,18 +111,18 @@ std::pair<TensorImplPtr, TensorImplPtr> sort_impl(const TensorImplPtr& x, int64_
 
 }  // namespace
 
-std::pair<TensorImplPtr, TensorImplPtr> sort(const TensorImplPtr& x, int64_t dim, bool descending) {
-  auto [v, i] = sort_impl(x, dim, descending, true, "sort");
+std::pair<TensorImplPtr, TensorImplPtr> sort(const TensorImplPtr& x, int64_t dim, bool descending, bool stable) {
+  auto [v, i] = sort_impl(x, dim, descending, stable, true, "sort");
   record<false>(x, v, i, x->ndim() ? wrap_dim(dim, x->ndim(), "sort") : 0);
   return {v, i};
 }
 
-TensorImplPtr argsort(const TensorImplPtr& x, int64_t dim, bool descending) {
+TensorImplPtr argsort(const TensorImplPtr& x, int64_t dim, bool descending, bool stable) {
   (void)kArgsortSchema;
-  return sort_impl(x, dim, descending, false, "argsort").second;
+  return sort_impl(x, dim, descending, stable, false, "argsort").second;
 }
 
-std::pair<TensorImplPtr, TensorImplPtr> topk(const TensorImplPtr& x, int64_t k, int64_t dim, bool largest) {
+std::pair<TensorImplPtr, TensorImplPtr> topk(const TensorImplPtr& x, int64_t k, int64_t dim, bool largest, bool sorted) {
   const int64_t d = sort_dim(x, dim, "topk");
   const int64_t size = x->ndim() ? x->shape[d] : 1;
   LUCID_CHECK_SHAPE(k >= 0 && k <= size, "topk: k (", k, ") is out of range for dimension ", dim, " of size ", size,
@@ -131,7 +135,7 @@ std::pair<TensorImplPtr, TensorImplPtr> topk(const TensorImplPtr& x, int64_t k, 
   if (vals->numel() > 0) {
     LUCID_DISPATCH(x->dtype, "topk", [&] {
       using T = scalar_t;
-      kernels::topk_rows<T, acc_t<T>>(r.c->data<T>(), vals->data<T>(), idx->data<int64_t>(), r.rows, r.n, k, largest);
+      kernels::topk_rows<T, acc_t<T>>(r.c->data<T>(), vals->data<T>(), idx->data<int64_t>(), r.rows, r.n, k, largest, sorted);
     });
   }
   auto v = from_rows(vals, d, x->ndim()), i = from_rows(idx, d, x->ndim());

@@ -509,7 +509,7 @@ class Tensor:
         """
     def argsort(self, dim: typing.SupportsInt | typing.SupportsIndex = -1, descending: builtins.bool = False, *, stable: builtins.bool = False) -> Tensor:
         """
-        The indices (int64) that sort input along dim (sort's indices; stable).
+        The indices (int64) that sort input along dim (sort's indices).
         
         >>> import pylucid
         >>> pylucid.argsort(pylucid.tensor([3, 1, 2])).tolist()
@@ -2055,7 +2055,7 @@ class Tensor:
         """
     def sort(self, dim: typing.SupportsInt | typing.SupportsIndex = -1, descending: builtins.bool = False, *, stable: builtins.bool = False) -> typing.Any:
         """
-        Sorts along dim (default -1): a named tuple (values, indices). NaN sorts above every number; the sort is stable (equal values keep their order), stable= is accepted for PyTorch's signature. The gradient flows back to the positions the indices name.
+        Sorts along dim (default -1): a named tuple (values, indices). NaN sorts above every number. With stable=True equal values keep their order; without it they come in the order PyTorch's CPU sort leaves them. The gradient flows back to the positions the indices name.
         
         >>> import pylucid
         >>> pylucid.tensor([3.0, 1.0, 2.0]).sort(descending=True).indices.tolist()
@@ -2208,7 +2208,7 @@ class Tensor:
         """
     def topk(self, k: typing.Any, dim: typing.SupportsInt | typing.SupportsIndex = -1, largest: builtins.bool = True, sorted: builtins.bool = True) -> typing.Any:
         """
-        The k largest (largest=False: smallest) elements along dim (default -1): a named tuple (values, indices), best first. NaN counts as larger than every number. k outside [0, size] raises a ValueError. The gradient flows back to the positions the indices name.
+        The k largest (largest=False: smallest) elements along dim (default -1): a named tuple (values, indices), best first (sorted=False: in PyTorch's selection order). NaN counts as larger than every number. k outside [0, size] raises a ValueError. The gradient flows back to the positions the indices name.
         
         >>> import pylucid
         >>> pylucid.tensor([1.0, 5.0, 3.0]).topk(2).values.tolist()
@@ -2807,7 +2807,7 @@ class Generator:
         ...
     def get_state(self) -> Tensor:
         """
-        The generator's full state as a 1-d int64 tensor, for set_state.
+        The generator's full state, PyTorch's 5056-byte image as a 1-d int64 tensor of byte values (pylucid's uint8 is int64), for set_state.
         """
     def initial_seed(self) -> builtins.int:
         """
@@ -2823,7 +2823,7 @@ class Generator:
         """
     def set_state(self, new_state: Tensor) -> Generator:
         """
-        Restores a state returned by get_state() and returns the generator.
+        Restores a state returned by get_state() (or by PyTorch's get_state) and returns the generator.
         """
 class BatchNormBackward(Node):
     """
@@ -3454,7 +3454,7 @@ def argmin(input: Tensor, dim: typing.Any = None, keepdim: builtins.bool = False
     """
 def argsort(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex = -1, descending: builtins.bool = False, *, stable: builtins.bool = False) -> Tensor:
     """
-    The indices (int64) that sort input along dim (sort's indices; stable).
+    The indices (int64) that sort input along dim (sort's indices).
     
     >>> import pylucid
     >>> pylucid.argsort(pylucid.tensor([3, 1, 2])).tolist()
@@ -3896,7 +3896,7 @@ def sinh(input: Tensor) -> Tensor:
     """
 def sort(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex = -1, descending: builtins.bool = False, *, stable: builtins.bool = False) -> typing.Any:
     """
-    Sorts along dim (default -1): a named tuple (values, indices). NaN sorts above every number; the sort is stable (equal values keep their order), stable= is accepted for PyTorch's signature. The gradient flows back to the positions the indices name.
+    Sorts along dim (default -1): a named tuple (values, indices). NaN sorts above every number. With stable=True equal values keep their order; without it they come in the order PyTorch's CPU sort leaves them. The gradient flows back to the positions the indices name.
     
     >>> import pylucid
     >>> pylucid.tensor([3.0, 1.0, 2.0]).sort(descending=True).indices.tolist()
@@ -3954,7 +3954,7 @@ def tanh(input: Tensor) -> Tensor:
     """
 def topk(input: Tensor, k: typing.Any, dim: typing.SupportsInt | typing.SupportsIndex = -1, largest: builtins.bool = True, sorted: builtins.bool = True) -> typing.Any:
     """
-    The k largest (largest=False: smallest) elements along dim (default -1): a named tuple (values, indices), best first. NaN counts as larger than every number. k outside [0, size] raises a ValueError. The gradient flows back to the positions the indices name.
+    The k largest (largest=False: smallest) elements along dim (default -1): a named tuple (values, indices), best first (sorted=False: in PyTorch's selection order). NaN counts as larger than every number. k outside [0, size] raises a ValueError. The gradient flows back to the positions the indices name.
     
     >>> import pylucid
     >>> pylucid.tensor([1.0, 5.0, 3.0]).topk(2).values.tolist()

@@ -16,6 +16,7 @@ True
 import builtins as _builtins
 import copy as _copy
 import functools as _functools
+import threading as _threading
 
 import numpy as _np
 
@@ -154,6 +155,10 @@ _C._set_size_type(Size)
 
 # ---- grad modes -------------------------------------------------------------------------------
 
+# Whether an inference_mode(True) block is active in this thread (is_inference_mode_enabled).
+_INFERENCE = _threading.local()
+
+
 class inference_mode(no_grad):
     """Context manager (or decorator, with or without parentheses) for inference: records no
     graph, like :class:`pylucid.autograd.no_grad`. ``inference_mode(False)`` leaves grad mode as it is.
@@ -175,9 +180,15 @@ class inference_mode(no_grad):
 
     def __enter__(self):
         self._prev = _C.is_grad_enabled()
+        self._prev_inference = getattr(_INFERENCE, "on", False)
+        _INFERENCE.on = self._on
         if self._on:
             _C._set_grad_enabled(False)
         return self
+
+    def __exit__(self, *exc):
+        _INFERENCE.on = self._prev_inference
+        _C._set_grad_enabled(self._prev)
 
     def __call__(self, fn):
         if not callable(fn):
@@ -192,8 +203,8 @@ class inference_mode(no_grad):
 
 
 def is_inference_mode_enabled():
-    """True inside :class:`inference_mode` (and, as pylucid has one grad switch, inside ``no_grad``)."""
-    return not _C.is_grad_enabled()
+    """True inside :class:`inference_mode` (not inside ``inference_mode(False)`` or ``no_grad``)."""
+    return getattr(_INFERENCE, "on", False)
 
 
 # ---- errors of the Python composites ----------------------------------------------------------

@@ -100,6 +100,21 @@ CASES = [
     ("nn_tutorial", 2e-3, 1e-5),
     ("transformer_lm", 1e-3, 1e-5),
     ("transfer_workers", 1e-3, 1e-5),
+    ("vit_tiny", 1e-3, 1e-5),
+    ("translation_transformer", 1e-3, 1e-5),
+    ("unet", 1e-3, 1e-4),
+    ("tcn", 1e-3, 1e-5),
+    ("embeddingbag_text", 1e-3, 1e-5),
+    ("gnn", 1e-3, 1e-5),
+    ("moe", 1e-3, 1e-5),
+    ("simclr", 1e-3, 1e-5),
+    ("realnvp", 1e-3, 1e-5),
+    ("nerf_mlp", 1e-3, 1e-5),
+    ("style_transfer", 1e-3, 1e-5),
+    ("tabular", 1e-3, 1e-5),
+    ("lenet_mnist", 1e-3, 1e-5),
+    ("grad_accum", 1e-4, 1e-6),
+    ("hparam_sweep", 1e-4, 1e-6),
 ]
 
 

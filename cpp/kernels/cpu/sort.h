@@ -1,9 +1,14 @@
 // Row kernels for sort, argsort and topk over a contiguous (rows, n) array, one row per task.
 // Order: NaN is larger than every number (PyTorch: last when ascending, first when descending).
-// sort is stable (equal values keep their input order in either direction). topk with small k
-// keeps a heap of the k best seen so far and compares each element against its worst, so a row
-// costs about one compare per element; larger k selects with nth_element. topk's output is
-// sorted best first, ties by lower index.
+// sort(stable=True) keeps equal values in input order. Without stable (and topk) the order of
+// equal values is part of PyTorch's result, so a row holding ties runs PyTorch's CPU algorithm
+// step for step: std::sort (sort), std::partial_sort or std::nth_element + std::sort of the
+// first k-1 (topk), on (value, index) pairs compared by value only (torch_sort_row,
+// torch_topk_row). Rows without ties have one order, found by the fast paths: a radix sort for
+// long float rows; for topk with small k a heap of the k best seen so far, compared against its
+// worst, so a row costs about one compare per element; larger k selects with nth_element.
+// NOTE: libstdc++'s introsort is not stable past 16 elements; the order it leaves equal values
+// in is the one PyTorch built with libstdc++ returns.
 #pragma once
 #include <omp.h>
 
@@ -64,8 +69,46 @@ inline void radix_sort_row(uint32_t* keys, uint32_t* order, uint32_t* tmp_keys, 
   if (o_in != order) std::copy(o_in, o_in + n, order);
 }
 
+// a and b are equivalent under nan_less (equal numbers, -0.0 and +0.0, or two NaNs).
+template <class A>
+inline bool nan_equiv(A a, A b) {
+  if constexpr (std::is_floating_point_v<A>) return a == b || (a != a && b != b);
+  else return a == b;
+}
+
+// PyTorch's unstable sort of one row: std::sort of (value, index) pairs compared by value.
 template <class T, class A>
-void sort_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool descending) {
+void torch_sort_row(const T* xr, std::vector<std::pair<A, int64_t>>& buf, int64_t n, bool descending) {
+  buf.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) buf[size_t(i)] = {A(xr[i]), i};
+  if (descending)
+    std::sort(buf.begin(), buf.end(), [](const auto& a, const auto& b) { return nan_less(b.first, a.first); });
+  else
+    std::sort(buf.begin(), buf.end(), [](const auto& a, const auto& b) { return nan_less(a.first, b.first); });
+}
+
+// PyTorch's topk of one row (its topk_impl_loop): partial_sort when k * 64 <= n, else
+// nth_element and, when sorted, std::sort of the first k - 1 (the k-th is already in place).
+template <class T, class A>
+void torch_topk_row(const T* xr, std::vector<std::pair<A, int64_t>>& buf, int64_t n, int64_t k, bool largest,
+                    bool sorted) {
+  using P = std::pair<A, int64_t>;
+  buf.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) buf[size_t(i)] = {A(xr[i]), i};
+  auto run = [&](auto comp) {
+    if (k * 64 <= n) {
+      std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), comp);
+    } else {
+      std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end(), comp);
+      if (sorted) std::sort(buf.begin(), buf.begin() + (k - 1), comp);
+    }
+  };
+  if (largest) run([](const P& a, const P& b) { return nan_less(b.first, a.first); });
+  else run([](const P& a, const P& b) { return nan_less(a.first, b.first); });
+}
+
+template <class T, class A>
+void sort_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool descending, bool stable) {
   const bool par = rows > 1 && rows * n >= kParallelGrain;
   // Rows of float (or half) keys long enough to repay the histograms are radix sorted.
   if constexpr (std::is_same_v<A, float>) {
@@ -73,12 +116,31 @@ void sort_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool 
 #pragma omp parallel if (par)
       {
         std::vector<uint32_t> buf(static_cast<size_t>(4 * n));
+        std::vector<std::pair<A, int64_t>> pairs;
         uint32_t *keys = buf.data(), *order = keys + n, *tk = order + n, *to = tk + n;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t r = 0; r < rows; ++r) {
           const T* xr = x + r * n;
           for (int64_t i = 0; i < n; ++i) keys[i] = float_sort_key(float(xr[i]), descending);
           radix_sort_row(keys, order, tk, to, n);
+          bool ties = false;
+          if (!stable) {
+            // Equal keys sit next to each other once sorted.
+            uint32_t prev = float_sort_key(float(xr[order[0]]), descending);
+            for (int64_t i = 1; i < n && !ties; ++i) {
+              const uint32_t cur = float_sort_key(float(xr[order[i]]), descending);
+              ties = cur == prev;
+              prev = cur;
+            }
+          }
+          if (ties) {
+            torch_sort_row<T, A>(xr, pairs, n, descending);
+            for (int64_t i = 0; i < n; ++i) {
+              if (vals) vals[r * n + i] = xr[pairs[size_t(i)].second];
+              idx[r * n + i] = pairs[size_t(i)].second;
+            }
+            continue;
+          }
           for (int64_t i = 0; i < n; ++i) {
             if (vals) vals[r * n + i] = xr[order[i]];
             idx[r * n + i] = order[i];
@@ -94,11 +156,15 @@ void sort_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool 
 #pragma omp for schedule(dynamic, 1)
     for (int64_t r = 0; r < rows; ++r) {
       const T* xr = x + r * n;
-      for (int64_t i = 0; i < n; ++i) buf[size_t(i)] = {A(xr[i]), i};
-      if (descending)
-        std::stable_sort(buf.begin(), buf.end(), [](const auto& a, const auto& b) { return nan_less(b.first, a.first); });
-      else
-        std::stable_sort(buf.begin(), buf.end(), [](const auto& a, const auto& b) { return nan_less(a.first, b.first); });
+      if (!stable) {
+        torch_sort_row<T, A>(xr, buf, n, descending);
+      } else {
+        for (int64_t i = 0; i < n; ++i) buf[size_t(i)] = {A(xr[i]), i};
+        if (descending)
+          std::stable_sort(buf.begin(), buf.end(), [](const auto& a, const auto& b) { return nan_less(b.first, a.first); });
+        else
+          std::stable_sort(buf.begin(), buf.end(), [](const auto& a, const auto& b) { return nan_less(a.first, b.first); });
+      }
       for (int64_t i = 0; i < n; ++i) {
         if (vals) vals[r * n + i] = xr[buf[size_t(i)].second];
         idx[r * n + i] = buf[size_t(i)].second;
@@ -108,7 +174,7 @@ void sort_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool 
 }
 
 template <class T, class A>
-void topk_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, int64_t k, bool largest) {
+void topk_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, int64_t k, bool largest, bool sorted) {
   if (k == 0) return;
   using P = std::pair<A, int64_t>;
   // better(a, b): a ranks before b (ties by the lower index).
@@ -121,7 +187,7 @@ void topk_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, int64
   const bool par = rows > 1 && rows * n >= kParallelGrain;
 #pragma omp parallel if (par)
   {
-    std::vector<P> buf;
+    std::vector<P> buf, pairs;
     buf.reserve(size_t(heap ? k : n));
 #pragma omp for schedule(dynamic, 1)
     for (int64_t r = 0; r < rows; ++r) {
@@ -171,9 +237,25 @@ void topk_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, int64
         buf.resize(size_t(k));
       }
       std::sort(buf.begin(), buf.end(), better);
+      // A tie among the k kept, or between the k-th and one left out, makes PyTorch's order
+      // (which equal value comes first, which one is kept) that of its algorithm; so does
+      // sorted=False, whose order is nth_element's.
+      bool ties = !sorted;
+      for (int64_t i = 1; i < k && !ties; ++i) ties = nan_equiv(buf[size_t(i - 1)].first, buf[size_t(i)].first);
+      if (!ties && k < n) {
+        const A w = buf[size_t(k - 1)].first;
+        int64_t same = 0;
+        if (w != w) {
+          for (int64_t i = 0; i < n; ++i) same += A(xr[i]) != A(xr[i]);
+        } else {
+          for (int64_t i = 0; i < n; ++i) same += A(xr[i]) == w;
+        }
+        ties = same > 1;
+      }
+      const std::vector<P>& out = ties ? (torch_topk_row<T, A>(xr, pairs, n, k, largest, sorted), pairs) : buf;
       for (int64_t i = 0; i < k; ++i) {
-        vals[r * k + i] = xr[buf[size_t(i)].second];
-        idx[r * k + i] = buf[size_t(i)].second;
+        vals[r * k + i] = xr[out[size_t(i)].second];
+        idx[r * k + i] = out[size_t(i)].second;
       }
     }
   }

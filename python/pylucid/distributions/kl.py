@@ -6,10 +6,11 @@ import pylucid
 from pylucid import special
 from pylucid.nn import functional as F
 
-from .continuous import Normal, Uniform
+from .continuous import MultivariateNormal, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Independent
 from .gamma import Beta, Gamma
+from .more import Cauchy, Exponential, Geometric, Laplace, LogNormal
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -98,3 +99,52 @@ def _kl_beta_beta(p, q):
     t4 = (p.concentration0 - q.concentration0) * special.digamma(p.concentration0)
     t5 = (sum_q - sum_p) * special.digamma(sum_p)
     return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_mvn_mvn(p, q):
+    # log|L_q| - log|L_p| + (tr((L_q^-1 L_p)(L_q^-1 L_p)^T) + |L_q^-1 (mu_q - mu_p)|^2 - n) / 2
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
+                         "computed")
+    lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_term1 = lq.diagonal(0, -2, -1).log().sum(-1) - lp.diagonal(0, -2, -1).log().sum(-1)
+    n = p.event_shape[0]
+    batch = pylucid.broadcast_shapes(tuple(lq.shape[:-2]), tuple(lp.shape[:-2]))
+    m = pylucid.linalg.solve_triangular(lq.expand(*batch, n, n), lp.expand(*batch, n, n), upper=False)
+    term2 = m.pow(2).sum((-2, -1))
+    diff = q.loc - p.loc
+    batch = pylucid.broadcast_shapes(tuple(diff.shape[:-1]), tuple(lq.shape[:-2]))
+    z = pylucid.linalg.solve_triangular(lq.expand(*batch, n, n), diff.expand(*batch, n).unsqueeze(-1), upper=False)
+    term3 = z.squeeze(-1).pow(2).sum(-1)
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    rate_ratio = q.rate / p.rate
+    return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    return -scale_ratio.log() + loc_abs_diff / q.scale + scale_ratio * pylucid.exp(-loc_abs_diff / p.scale) - 1
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - pylucid.log1p(-q.probs) / p.probs - q.logits
+
+
+@register_kl(LogNormal, LogNormal)
+def _kl_lognormal_lognormal(p, q):
+    # exp is the same bijection on both sides: the KL of the underlying Normals.
+    return kl_divergence(p.base_dist, q.base_dist)

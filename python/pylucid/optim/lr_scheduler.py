@@ -26,6 +26,7 @@ param group's ``"lr"``.
 [0.0, 0.5, 1.0, 0.854, 0.5, 0.146]
 """
 import math
+import types
 from bisect import bisect_right
 from collections import Counter
 from typing import Any
@@ -105,13 +106,18 @@ class LRScheduler:
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
-            self.last_epoch = epoch
-            closed = getattr(self, "_get_closed_form_lr", None)
-            values = closed() if closed is not None else self.get_lr()
+        # PyTorch flags get_lr() calls made by step() (its state_dict carries the flag).
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed = getattr(self, "_get_closed_form_lr", None)
+                values = closed() if closed is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
@@ -129,6 +135,24 @@ class LRScheduler:
 _LRScheduler = LRScheduler
 
 
+def _lambdas_state_dict(sched):
+    """PyTorch's state_dict of a scheduler with ``lr_lambdas``: a plain function or lambda is
+    saved as None, a callable object as a copy of its ``__dict__``."""
+    state = LRScheduler.state_dict(sched)
+    state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+                           for fn in sched.lr_lambdas]
+    return state
+
+
+def _lambdas_load_state_dict(sched, state_dict):
+    state_dict = dict(state_dict)
+    saved = state_dict.pop("lr_lambdas", None) or []
+    sched.__dict__.update(state_dict)
+    for fn, d in zip(sched.lr_lambdas, saved):
+        if d is not None:
+            fn.__dict__.update(d)
+
+
 class LambdaLR(LRScheduler):
     """``lr = base_lr * lr_lambda(step)``; ``lr_lambda`` may be a list (one per param group)."""
 
@@ -144,6 +168,14 @@ class LambdaLR(LRScheduler):
 
     def get_lr(self):
         return [base * f(self.last_epoch) for f, base in zip(self.lr_lambdas, self.base_lrs)]
+
+    def state_dict(self):
+        """The scheduler's state; ``lr_lambdas`` holds None per function (a callable object's ``__dict__``)."""
+        return _lambdas_state_dict(self)
+
+    def load_state_dict(self, state_dict):
+        """Restore a ``state_dict()`` (callable objects in ``lr_lambdas`` get their ``__dict__`` back)."""
+        _lambdas_load_state_dict(self, state_dict)
 
 
 class StepLR(LRScheduler):
@@ -369,6 +401,14 @@ class MultiplicativeLR(LRScheduler):
             return [g["lr"] for g in groups]
         return [g["lr"] * f(self.last_epoch) for f, g in zip(self.lr_lambdas, groups)]
 
+    def state_dict(self):
+        """The scheduler's state; ``lr_lambdas`` holds None per function (a callable object's ``__dict__``)."""
+        return _lambdas_state_dict(self)
+
+    def load_state_dict(self, state_dict):
+        """Restore a ``state_dict()`` (callable objects in ``lr_lambdas`` get their ``__dict__`` back)."""
+        _lambdas_load_state_dict(self, state_dict)
+
 
 class CosineAnnealingWarmRestarts(LRScheduler):
     """Cosine annealing from ``base_lr`` to ``eta_min`` restarting after ``T_0`` steps, each
@@ -411,7 +451,12 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
@@ -602,8 +647,18 @@ class CyclicLR(LRScheduler):
 
     def state_dict(self):
         state = super().state_dict()
+        # PyTorch: None for no scale_fn or a function, a callable object's __dict__ otherwise.
+        fn = self._scale_fn_custom
         state.pop("_scale_fn_custom", None)
+        state["_scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) else fn.__dict__.copy()
         return state
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        saved = state_dict.pop("_scale_fn_custom", None)
+        super().load_state_dict(state_dict)
+        if saved is not None:
+            self._scale_fn_custom.__dict__.update(saved)
 
 
 class SequentialLR(LRScheduler):

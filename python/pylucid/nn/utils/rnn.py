@@ -118,7 +118,9 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
                                    "pack_padded_sequence and/or pack_sequence to sidestep this requirement if "
                                    "you do not need ONNX exportability.")
     else:
-        sorted_indices = _np.argsort(-lens, kind="stable").astype(_np.int64)
+        # PyTorch orders the batch with torch.sort(lengths, descending=True): equal lengths in
+        # its sort's order (stable up to 16 sequences, introsort's order past that).
+        sorted_indices = _C.sort(_long(lens), 0, True).indices.numpy()
         lens = lens[sorted_indices]
         x = x.index_select(1, _long(sorted_indices))
     return _pack_sorted(x, lens, sorted_indices)
