@@ -10,7 +10,11 @@ __all__ = ["grad", "backward", "vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"
 
 
 def _seq(x):
-    return list(x) if isinstance(x, (tuple, list)) else [x]
+    """A Tensor (or None) as a one-item list; any other iterable (a tuple, a list, a generator,
+    ``dict.values()``) as the list of its items, as PyTorch accepts them."""
+    if x is None or isinstance(x, Tensor) or not hasattr(x, "__iter__"):
+        return [x]
+    return list(x)
 
 
 def _default_grads(outputs, grad_outputs, op):
