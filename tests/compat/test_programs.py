@@ -100,6 +100,11 @@ CASES = [
     ("nn_tutorial", 2e-3, 1e-5),
     ("transformer_lm", 1e-3, 1e-5),
     ("transfer_workers", 1e-3, 1e-5),
+    ("maml", 1e-3, 1e-5),
+    ("pinn", 1e-6, 1e-9),
+    ("wgan_gp", 1e-3, 1e-5),
+    ("influence", 1e-6, 1e-9),
+    ("custom_functions", 1e-9, 1e-12),
 ]
 
 
