@@ -133,5 +133,5 @@ print(f"hutchinson trace {est.item() / 200:.8f} exact {torch.trace(H).item():.8f
 gf = torch.func.grad(loss_fn)(w_hat)
 Hf = torch.func.hessian(loss_fn)(w_hat)
 Jr = torch.func.jacrev(lambda w_: torch.sigmoid(X @ w_))(w_hat)
-print("torch.func", torch.allclose(gf, torch.autograd.grad(loss_fn(w_var), w_var)[0]), torch.allclose(Hf, H),
+print("func api", torch.allclose(gf, torch.autograd.grad(loss_fn(w_var), w_var)[0]), torch.allclose(Hf, H),
       torch.allclose(Jr, J))
