@@ -105,6 +105,7 @@ CASES = [
     ("wgan_gp", 1e-3, 1e-5),
     ("influence", 1e-6, 1e-9),
     ("custom_functions", 1e-9, 1e-12),
+    ("autograd_semantics", 1e-6, 1e-7),
 ]
 
 
