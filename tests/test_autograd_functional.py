@@ -90,7 +90,8 @@ def test_detect_anomaly_names_the_forward_op():
     x = pylucid.tensor([0.0, 1.0], requires_grad=True)
     with pylucid.autograd.detect_anomaly():
         y = (x.sqrt() * 0).sum()
-        with pytest.raises(pylucid.LucidError, match=r"(?s)'SqrtBackward' \(the backward of sqrt\) returned nan.*test_autograd_functional"):
+        with pytest.raises(pylucid.LucidError, match=r"(?s)Function 'SqrtBackward0' returned nan values in its 0th "
+                           r"output \(detect_anomaly: the backward of sqrt\).*test_autograd_functional"):
             y.backward()
     y = (x.sqrt() * 0).sum()
     y.backward()  # off again: NaN gradients pass silently, as in PyTorch
@@ -112,3 +113,66 @@ def test_assert_close_defaults_and_message():
     with pytest.raises(AssertionError):
         assert_close(pylucid.tensor([float("nan")]), pylucid.tensor([float("nan")]))
     assert_close(pylucid.tensor([float("nan")]), pylucid.tensor([float("nan")]), equal_nan=True)
+
+
+def test_grad_accepts_any_iterable_of_inputs():
+    """Guards autograd.grad(loss, params.values()) (MAML with a dict of fast weights, or
+    functional_call's parameter dict) raising 'input 0 is a dict_values'."""
+    params = {"a": pylucid.tensor([1.0, 2.0], requires_grad=True), "b": pylucid.tensor(3.0, requires_grad=True)}
+    loss = (params["a"] * params["b"]).sum()
+    ga, gb = pylucid.autograd.grad(loss, params.values(), create_graph=True)
+    assert ga.tolist() == [3.0, 3.0] and gb.item() == 3.0
+    gen = (p for p in params.values())
+    assert [g.tolist() for g in pylucid.autograd.grad([loss], gen)] == [[3.0, 3.0], 3.0]
+
+
+def test_make_tensor_draws_like_torch():
+    """Guards testing.make_tensor's values and random stream against PyTorch's (gradgradcheck draws
+    its grad_outputs with it, so a seeded script's later numbers depend on it)."""
+    torch = pytest.importorskip("torch")
+    cases = [((2, 3), "float64", -1, 1, False), ((4,), "float32", None, None, True), ((3, 2), "int64", -5, 5, False),
+             ((5,), "bool", None, None, False)]
+    for shape, dt, lo, hi, nc in cases:
+        pylucid.manual_seed(3)
+        torch.manual_seed(3)
+        a = pylucid.testing.make_tensor(shape, dtype=getattr(pylucid, dt), low=lo, high=hi, noncontiguous=nc)
+        b = torch.testing.make_tensor(shape, dtype=getattr(torch, dt), device="cpu", low=lo, high=hi, noncontiguous=nc)
+        assert a.tolist() == b.tolist() and a.is_contiguous() == b.is_contiguous()
+        assert pylucid.rand(3).tolist() == torch.rand(3).tolist()
+    with pytest.raises(ValueError):
+        pylucid.testing.make_tensor(2, dtype=pylucid.int64, requires_grad=True)
+
+
+def test_gradgradcheck_draws_grad_outputs_like_torch():
+    """Guards the random stream after gradgradcheck: PyTorch draws its grad_outputs with
+    make_tensor(low=-1, high=1), one per output that requires grad, so a seeded script's next
+    torch.randn differs unless pylucid draws the same."""
+    torch = pytest.importorskip("torch")
+    for lib in (pylucid, torch):
+        lib.manual_seed(0)
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        assert lib.autograd.gradgradcheck(lambda t: (t.sin(), (t * 2).detach()), (x,))
+    assert pylucid.randn(4).tolist() == torch.randn(4).tolist()
+
+
+def test_grad_is_grads_batched_matches_torch():
+    """Guards grad(..., is_grads_batched=True) (refused before): one gradient per batch row of
+    grad_outputs, stacked, as PyTorch's vmapped backward returns (the Jacobian from an identity)."""
+    torch = pytest.importorskip("torch")
+    m = RNG.standard_normal((3, 2))
+    res = []
+    for lib in (pylucid, torch):
+        v = lib.tensor([0.3, -1.2], dtype=lib.float64, requires_grad=True)
+        u = lib.tensor([2.0], dtype=lib.float64, requires_grad=True)
+        o = lib.tanh(lib.tensor(m) @ v)
+        (j,) = lib.autograd.grad(o, v, grad_outputs=lib.eye(3, dtype=lib.float64), is_grads_batched=True,
+                                 retain_graph=True)
+        jm = lib.autograd.grad(o, (v, u), lib.eye(3, dtype=lib.float64), is_grads_batched=True, materialize_grads=True,
+                               retain_graph=True)
+        ju = lib.autograd.grad(o, (v, u), lib.eye(3, dtype=lib.float64), is_grads_batched=True, allow_unused=True)
+        assert ju[1] is None and tuple(jm[1].shape) == (1,)  # PyTorch's zeros_like(input)
+        res.append(j.detach().numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-12)
+    with pytest.raises(pylucid.ShapeMismatch):
+        v = pylucid.tensor([1.0, 2.0], requires_grad=True)
+        pylucid.autograd.grad(v * 2, v, grad_outputs=pylucid.ones(3, 3), is_grads_batched=True)

@@ -121,3 +121,14 @@ def test_module_functions_refuse_non_numbers(name):
     """Guards against pylucid.add(x, "a") returning NotImplemented instead of raising."""
     with pytest.raises(pylucid.DtypeMismatch, match=f"{name}: expected a Tensor or a number for other, got str"):
         getattr(pylucid, name)(pylucid.ones(2), "a")
+
+
+def test_int_tensor_to_negative_int_power_raises_as_torch():
+    """Guards `int_tensor ** -1` silently giving 0s: PyTorch refuses a negative Python-int power of
+    an integer tensor, but computes an integer tensor exponent and float powers."""
+    i = pylucid.tensor([5, -7, 9])
+    for f in (lambda: i ** -1, lambda: pylucid.pow(i, -2), lambda: pylucid.tensor([True]) ** -1):
+        with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed."):
+            f()
+    assert (i ** pylucid.tensor(-1)).tolist() == [0, 0, 0] and (i ** 2).tolist() == [25, 49, 81]
+    assert (pylucid.tensor([1, 2]) ** -1.0).tolist() == [1.0, 0.5] and (i ** 0).tolist() == [1, 1, 1]

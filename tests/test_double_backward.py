@@ -324,3 +324,57 @@ def test_cross_entropy_fused_double_backward_matches_torch(reduction, smoothing,
         a, q, weight=None if wa is None else torch.tensor(wa), **kw)
     for ups in ([RNG.standard_normal((4, 3)), RNG.standard_normal((4, 3))], [None, RNG.standard_normal((4, 3))]):
         _compare_with_torch(fl, ft, [xb, qa], RNG.standard_normal(gshape), ups, "CrossEntropyBackwardBackward")
+
+
+THIRD_ORDER_ELEMENTWISE = {
+    "tanh": pylucid.tanh, "sigmoid": pylucid.sigmoid, "exp": pylucid.exp, "sin": pylucid.sin,
+    "cos": pylucid.cos, "log": lambda t: pylucid.log(t * t + 0.5), "sqrt": lambda t: pylucid.sqrt(t * t + 1),
+    "rsqrt": lambda t: pylucid.rsqrt(t * t + 1), "silu": F.silu, "softplus": F.softplus,
+    "softplus_beta": lambda t: F.softplus(t, beta=2.0, threshold=3.0), "gelu": F.gelu,
+    "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"), "elu": F.elu, "selu": F.selu,
+    "celu": lambda t: F.celu(t, 0.7), "mish": F.mish, "logsigmoid": F.logsigmoid, "softsign": F.softsign,
+    "tanhshrink": F.tanhshrink, "erf": pylucid.erf, "erfc": pylucid.erfc, "log1p": lambda t: pylucid.log1p(t * t),
+    "expm1": pylucid.expm1, "atan": pylucid.atan, "sinh": pylucid.sinh, "cosh": pylucid.cosh,
+    "asinh": pylucid.asinh, "tan": lambda t: pylucid.tan(t * 0.5), "asin": lambda t: pylucid.asin(t * 0.3),
+    "acos": lambda t: pylucid.acos(t * 0.3), "atanh": lambda t: pylucid.atanh(t * 0.3),
+    "acosh": lambda t: pylucid.acosh(t * t + 1.5), "log2": lambda t: pylucid.log2(t * t + 0.5),
+    "log10": lambda t: pylucid.log10(t * t + 0.5), "exp2": pylucid.exp2,
+}
+
+
+@pytest.mark.parametrize("name", sorted(THIRD_ORDER_ELEMENTWISE))
+def test_elementwise_third_order_gradgradcheck(name):
+    """Guards third order through the fused elementwise double backward (tanh, sigmoid and every
+    smooth activation): the derivative of the first derivative is itself differentiable twice, as
+    a physics-informed net's u_xx backpropagated to its weights needs (it raised before)."""
+    f = THIRD_ORDER_ELEMENTWISE[name]
+    x = t64([-1.7, -0.4, 0.3, 1.1, 2.2])
+
+    def first(a):
+        return pylucid.autograd.grad(f(a).sum(), a, create_graph=True)[0]
+
+    assert gradgradcheck(first, (x,))
+
+
+def test_tanh_third_and_fourth_derivative_closed_form():
+    """Guards d3/dx3 and d4/dx4 of tanh (y' = 1 - y^2: y''' = -2 (1 - y^2)(1 - 3 y^2),
+    y'''' = 8 y (1 - y^2)(2 - 3 y^2)) through repeated autograd.grad."""
+    x = t64([-1.3, 0.0, 0.4, 2.0])
+    d = pylucid.tanh(x)
+    ds = []
+    for _ in range(4):
+        (d,) = pylucid.autograd.grad(d.sum(), x, create_graph=True)
+        ds.append(d)
+    y = np.tanh(np.array([-1.3, 0.0, 0.4, 2.0]))
+    np.testing.assert_allclose(ds[2].detach().numpy(), -2 * (1 - y ** 2) * (1 - 3 * y ** 2), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ds[3].detach().numpy(), 8 * y * (1 - y ** 2) * (2 - 3 * y ** 2), rtol=1e-12, atol=1e-14)
+
+
+def test_piecewise_linear_third_order_is_zero_not_an_error():
+    """Guards relu/leaky_relu/hardtanh at second order: the derivative of the first derivative is a
+    constant zero (as in PyTorch), not an unused input."""
+    x = t64([-1.0, 0.5, 2.0])
+    for f in (F.relu, F.leaky_relu, F.hardtanh, pylucid.abs):
+        (g,) = pylucid.autograd.grad(f(x).sum(), x, create_graph=True)
+        (h,) = pylucid.autograd.grad(g.sum(), x, create_graph=True)
+        assert h.tolist() == [0.0, 0.0, 0.0]

@@ -23,8 +23,11 @@ void check_anomaly(const Node& n, const std::vector<TensorImplPtr>& outs) {
     auto any = sum(bad, {}, false);
     if (item_as_double(any, "detect_anomaly") == 0) continue;
     const OpSchema* s = n.schema();
-    throw LucidError(str("detect_anomaly: function '", n.name(), "' (the backward of ", s ? s->name : "an op",
-                         ") returned nan values in its ", i, "th output",
+    // PyTorch's wording and node name (numbered: SqrtBackward0), then which op it came from.
+    std::string name = n.name();
+    if (name.size() > 8 && name.compare(name.size() - 8, 8, "Backward") == 0) name += "0";
+    throw LucidError(str("Function '", name, "' returned nan values in its ", i, "th output (detect_anomaly: the ",
+                         "backward of ", s ? s->name : "an op", ")",
                          n.anomaly_trace.empty() ? std::string()
                                                  : "; the forward op was called at:\n" + n.anomaly_trace));
   }

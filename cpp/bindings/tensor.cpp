@@ -179,6 +179,13 @@ void backward(const TensorImplPtr& self, py::object gradient, bool retain_graph,
   Engine::backward({self}, {g}, retain_graph, {}, create_graph);
 }
 
+// PyTorch refuses an integer (or bool) tensor to a negative Python-int power (the result would
+// not be an integer); a tensor exponent is computed (1, -1 and 0 powers only survive).
+void check_int_tensor_pow(const TensorImplPtr& a, py::handle b) {
+  if (is_floating(a->dtype) || !py::isinstance<py::int_>(b) || py::isinstance<py::bool_>(b)) return;
+  LUCID_CHECK(b.cast<py::int_>() >= py::int_(0), "Integers to negative integer powers are not allowed.");
+}
+
 // In-place arithmetic returns self; the operators (`method` null) give NotImplemented for an
 // operand that is neither a Tensor nor a number, so Python can try the other side.
 py::object inplace_op(const TensorImplPtr& a, py::handle b, BinaryFn f, const char* method = nullptr) {
@@ -348,7 +355,10 @@ LUCID_BINDING(tensor, 0) {
       .def("__rmul__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &mul, true); })
       .def("__truediv__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &div); })
       .def("__rtruediv__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &div, true); })
-      .def("__pow__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &pow); })
+      .def("__pow__", [](const TensorImplPtr& a, py::handle b) {
+        check_int_tensor_pow(a, b);
+        return binary_operand(a, b, &pow);
+      })
       .def("__rpow__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, &pow, true); })
       .def("__iadd__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return add_(x, y); }); })
       .def("__isub__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &sub_); })
@@ -397,7 +407,10 @@ LUCID_BINDING(tensor, 0) {
         py::arg("input"), py::arg("other"));
   m.def("div", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &div, "div"); },
         py::arg("input"), py::arg("other"));
-  m.def("pow", [](const TensorImplPtr& a, py::handle b) { return function_op(a, b, &pow, "pow"); },
+  m.def("pow", [](const TensorImplPtr& a, py::handle b) {
+          check_int_tensor_pow(a, b);
+          return function_op(a, b, &pow, "pow");
+        },
         py::arg("input"), py::arg("other"));
   m.def("maximum", [](const TensorImplPtr& a, const TensorImplPtr& b) { return maximum(a, b); });
   m.def("_inplace_records", [](const TensorImplPtr& x, const std::vector<TensorImplPtr>& others, const std::string& op) {

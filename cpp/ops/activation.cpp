@@ -7,6 +7,7 @@
 #include "ops/binary.h"
 #include "ops/elementwise_double.h"
 #include "ops/op_utils.h"
+#include "ops/unary.h"
 
 namespace lucid {
 
@@ -44,18 +45,30 @@ struct LeakyReluOp : OpBase {
   template <class A> A f(A x) const { return x > A(0) ? x : x * A(a); }
   template <class A> A df(A g, A x) const { return x > A(0) ? g : g * A(a); }
   template <class A> A ddf(A, A) const { return A(0); }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr&, const TensorImplPtr&) const {
+    return nullptr;
+  }
 };
 struct EluOp : OpBase {  // a = alpha, b = scale (1 for elu, SELU's constant for selu)
   static constexpr const char *kName = "elu", *kNode = "EluBackward";
   template <class A> A f(A x) const { return A(b) * (x > A(0) ? x : A(a) * (vexp(x) - A(1))); }
   template <class A> A df(A g, A x) const { return x > A(0) ? g * A(b) : g * A(b) * A(a) * vexp(x); }
   template <class A> A ddf(A g, A x) const { return x > A(0) ? A(0) : g * A(b) * A(a) * vexp(x); }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return mul(ddg::mask(x, CompareOp::Le, 0.0), ddg::scale(mul(v, lucid::exp(x)), a * b));
+  }
 };
 struct CeluOp : OpBase {  // a = alpha
   static constexpr const char *kName = "celu", *kNode = "CeluBackward";
   template <class A> A f(A x) const { return x > A(0) ? x : A(a) * (vexp(x / A(a)) - A(1)); }
   template <class A> A df(A g, A x) const { return x > A(0) ? g : g * vexp(x / A(a)); }
   template <class A> A ddf(A g, A x) const { return x > A(0) ? A(0) : g * vexp(x / A(a)) / A(a); }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return mul(ddg::mask(x, CompareOp::Le, 0.0), ddg::scale(mul(v, lucid::exp(ddg::scale(x, 1.0 / a))), 1.0 / a));
+  }
 };
 struct SoftplusOp : OpBase {  // a = beta, b = threshold
   static constexpr const char *kName = "softplus", *kNode = "SoftplusBackward";
@@ -66,6 +79,11 @@ struct SoftplusOp : OpBase {  // a = beta, b = threshold
     A s = vsigmoid(x * A(a));
     return g * A(a) * s * (A(1) - s);
   }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    const TensorImplPtr s = lucid::sigmoid(ddg::scale(x, a));
+    return mul(ddg::mask(ddg::scale(x, a), CompareOp::Le, b), ddg::scale(mul(v, mul(s, ddg::one_minus(s))), a));
+  }
 };
 struct LogSigmoidOp : OpBase {
   static constexpr const char *kName = "logsigmoid", *kNode = "LogSigmoidBackward";
@@ -75,12 +93,21 @@ struct LogSigmoidOp : OpBase {
     A s = vsigmoid(-x);
     return -g * s * (A(1) - s);
   }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    const TensorImplPtr s = lucid::sigmoid(neg(x));
+    return neg(mul(v, mul(s, ddg::one_minus(s))));
+  }
 };
 struct HardtanhOp : OpBase {  // a = min_val, b = max_val
   static constexpr const char *kName = "hardtanh", *kNode = "HardtanhBackward";
   template <class A> A f(A x) const { return x < A(a) ? A(a) : x > A(b) ? A(b) : x; }  // NaN passes
   template <class A> A df(A g, A x) const { return (x > A(a) && x < A(b)) ? g : A(0); }
   template <class A> A ddf(A, A) const { return A(0); }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr&, const TensorImplPtr&) const {
+    return nullptr;
+  }
 };
 struct MishOp : OpBase {
   static constexpr const char *kName = "mish", *kNode = "MishBackward";
@@ -93,12 +120,22 @@ struct MishOp : OpBase {
     A t = vtanh(softplus1(x)), s = vsigmoid(x);
     return g * (A(1) - t * t) * s * (A(2) + x * (A(1) - s) - A(2) * x * t * s);
   }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    const TensorImplPtr t = lucid::tanh(softplus(x, 1.0, 20.0)), s = lucid::sigmoid(x);
+    const TensorImplPtr inner = sub(add(ddg::c(2.0, x), mul(x, ddg::one_minus(s))), ddg::scale(mul(mul(x, t), s), 2.0));
+    return mul(mul(mul(v, ddg::one_minus(ddg::sq(t))), s), inner);
+  }
 };
 struct HardsigmoidOp : OpBase {
   static constexpr const char *kName = "hardsigmoid", *kNode = "HardsigmoidBackward";
   template <class A> A f(A x) const { return x <= A(-3) ? A(0) : x >= A(3) ? A(1) : x / A(6) + A(0.5); }
   template <class A> A df(A g, A x) const { return (x > A(-3) && x < A(3)) ? g / A(6) : A(0); }
   template <class A> A ddf(A, A) const { return A(0); }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr&, const TensorImplPtr&) const {
+    return nullptr;
+  }
 };
 struct HardswishOp : OpBase {
   static constexpr const char *kName = "hardswish", *kNode = "HardswishBackward";
@@ -108,6 +145,11 @@ struct HardswishOp : OpBase {
     return x <= A(-3) ? A(0) : x < A(3) ? g * (x / A(3) + A(0.5)) : g;
   }
   template <class A> A ddf(A g, A x) const { return (x > A(-3) && x < A(3)) ? g / A(3) : A(0); }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    const TensorImplPtr inside = mul(ddg::mask(x, CompareOp::Gt, -3.0), ddg::mask(x, CompareOp::Lt, 3.0));
+    return ddg::scale(mul(v, inside), 1.0 / 3.0);
+  }
 };
 struct SoftsignOp : OpBase {
   static constexpr const char *kName = "softsign", *kNode = "SoftsignBackward";
@@ -119,6 +161,11 @@ struct SoftsignOp : OpBase {
   template <class A> A ddf(A g, A x) const {
     A d = A(1) + std::fabs(x);
     return A(-2) * g * (x > A(0) ? A(1) : x < A(0) ? A(-1) : A(0)) / (d * d * d);
+  }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    const TensorImplPtr d = add(ddg::c(1.0, x), lucid::abs(x));
+    return ddg::scale(div(mul(v, sign(x)), mul(d, ddg::sq(d))), -2.0);
   }
 };
 struct TanhshrinkOp : OpBase {
@@ -132,24 +179,41 @@ struct TanhshrinkOp : OpBase {
     A t = vtanh(x);
     return A(2) * g * t * (A(1) - t * t);
   }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    const TensorImplPtr t = lucid::tanh(x);
+    return ddg::scale(mul(mul(v, t), ddg::one_minus(ddg::sq(t))), 2.0);
+  }
 };
 struct ThresholdOp : OpBase {  // a = threshold, b = value
   static constexpr const char *kName = "threshold", *kNode = "ThresholdBackward";
   template <class A> A f(A x) const { return x > A(a) ? x : A(b); }
   template <class A> A df(A g, A x) const { return x > A(a) ? g : A(0); }
   template <class A> A ddf(A, A) const { return A(0); }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr&, const TensorImplPtr&) const {
+    return nullptr;
+  }
 };
 struct HardshrinkOp : OpBase {  // a = lambd
   static constexpr const char *kName = "hardshrink", *kNode = "HardshrinkBackward";
   template <class A> A f(A x) const { return (x >= -A(a) && x <= A(a)) ? A(0) : x; }
   template <class A> A df(A g, A x) const { return (x >= -A(a) && x <= A(a)) ? A(0) : g; }
   template <class A> A ddf(A, A) const { return A(0); }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr&, const TensorImplPtr&) const {
+    return nullptr;
+  }
 };
 struct SoftshrinkOp : OpBase {  // a = lambd
   static constexpr const char *kName = "softshrink", *kNode = "SoftshrinkBackward";
   template <class A> A f(A x) const { return x > A(a) ? x - A(a) : x < -A(a) ? x + A(a) : A(0); }
   template <class A> A df(A g, A x) const { return (x >= -A(a) && x <= A(a)) ? A(0) : g; }
   template <class A> A ddf(A, A) const { return A(0); }
+  // d(df)/d(x) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr&, const TensorImplPtr&) const {
+    return nullptr;
+  }
 };
 
 template <class Op>

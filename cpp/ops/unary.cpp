@@ -55,6 +55,10 @@ struct AbsOp {
   template <class A> A df(A g, A x) const { return x > A(0) ? g : x < A(0) ? -g : g * A(0); }
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A, A) const { return A(0); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr&, const TensorImplPtr&) const {
+    return nullptr;
+  }
 };
 struct ExpOp {
   static constexpr bool kVectorMath = true;
@@ -68,6 +72,10 @@ struct ExpOp {
   template <class A> A df(A g, A y) const { return g * y; }
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A g, A) const { return g; }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr&) const {
+    return v;
+  }
 };
 struct LogOp {
   static constexpr const char *kName = "log", *kNode = "LogBackward";
@@ -77,6 +85,10 @@ struct LogOp {
   template <class A> A df(A g, A x) const { return g / x; }
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A g, A x) const { return -g / (x * x); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return neg(div(v, ddg::sq(x)));
+  }
 };
 struct SqrtOp {
   static constexpr const char *kName = "sqrt", *kNode = "SqrtBackward";
@@ -86,6 +98,10 @@ struct SqrtOp {
   template <class A> A df(A g, A y) const { return g / (A(2) * y); }
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A g, A y) const { return -g / (A(2) * y * y); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& y) const {
+    return neg(div(v, ddg::scale(ddg::sq(y), 2.0)));
+  }
 };
 struct RsqrtOp {
   static constexpr const char *kName = "rsqrt", *kNode = "RsqrtBackward";
@@ -95,6 +111,10 @@ struct RsqrtOp {
   template <class A> A df(A g, A y) const { return A(-0.5) * g * y * y * y; }
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A g, A y) const { return A(-1.5) * g * y * y; }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& y) const {
+    return ddg::scale(mul(v, ddg::sq(y)), -1.5);
+  }
 };
 struct SinOp {
   static constexpr const char *kName = "sin", *kNode = "SinBackward";
@@ -104,6 +124,10 @@ struct SinOp {
   template <class A> A df(A g, A x) const { return g * std::cos(x); }
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A g, A x) const { return -g * std::sin(x); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return neg(mul(v, lucid::sin(x)));
+  }
 };
 struct CosOp {
   static constexpr const char *kName = "cos", *kNode = "CosBackward";
@@ -113,6 +137,10 @@ struct CosOp {
   template <class A> A df(A g, A x) const { return -g * std::sin(x); }
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A g, A x) const { return -g * std::cos(x); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return neg(mul(v, lucid::cos(x)));
+  }
 };
 template <class A> A fast_tanh(A x) {
   if constexpr (std::is_same_v<A, float>) return kernels::tanh_f32(x);
@@ -127,6 +155,10 @@ struct TanhOp {
   template <class A> A df(A g, A y) const { return g * (A(1) - y * y); }
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A g, A y) const { return A(-2) * g * y; }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& y) const {
+    return ddg::scale(mul(v, y), -2.0);
+  }
 };
 // NOTE: 1 / (1 + exp(-x)) overflows exp for x << 0; the two-branch form never does.
 template <class A> A stable_sigmoid(A x) {
@@ -147,6 +179,10 @@ struct SigmoidOp {
   template <class A> A df(A g, A y) const { return g * y * (A(1) - y); }
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A g, A y) const { return g * (A(1) - A(2) * y); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& y) const {
+    return mul(v, ddg::one_minus(ddg::scale(y, 2.0)));
+  }
 };
 struct ReluOp {
   static constexpr const char *kName = "relu", *kNode = "ReluBackward";
@@ -156,6 +192,10 @@ struct ReluOp {
   template <class A> A df(A g, A y) const { return y > A(0) ? g : A(0); }
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A, A) const { return A(0); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr&, const TensorImplPtr&) const {
+    return nullptr;
+  }
 };
 // Two op types (exact and tanh form) so that each inner loop is branch-free; one schema "gelu".
 template <bool Tanh>
@@ -194,6 +234,18 @@ struct GeluOpT {
       return g * A(kInvSqrt2Pi) * std::exp(A(-0.5) * x * x) * (A(2) - x * x);
     }
   }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    const TensorImplPtr x2 = ddg::sq(x);
+    if constexpr (Tanh) {
+      const TensorImplPtr t = lucid::tanh(ddg::scale(add(x, ddg::scale(mul(x2, x), kCubic)), kSqrt2OverPi));
+      const TensorImplPtr du = ddg::scale(add(ddg::c(1.0, x), ddg::scale(x2, 3 * kCubic)), kSqrt2OverPi);
+      const TensorImplPtr inner = add(sub(du, mul(mul(x, t), ddg::sq(du))), ddg::scale(x2, 3 * kSqrt2OverPi * kCubic));
+      return mul(mul(v, ddg::one_minus(ddg::sq(t))), inner);
+    } else {
+      return mul(ddg::scale(mul(v, lucid::exp(ddg::scale(x2, -0.5))), kInvSqrt2Pi), sub(ddg::c(2.0, x), x2));
+    }
+  }
 };
 template <>
 struct FlatF32<GeluOpT<false>> {
@@ -217,6 +269,11 @@ struct SiluOp {
     A s = stable_sigmoid(x);
     return g * s * (A(1) - s) * (A(2) + x * (A(1) - A(2) * s));
   }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    const TensorImplPtr s = lucid::sigmoid(x);
+    return mul(mul(v, mul(s, ddg::one_minus(s))), add(ddg::c(2.0, x), mul(x, ddg::one_minus(ddg::scale(s, 2.0)))));
+  }
 };
 struct Log1pOp {
   static constexpr const char *kName = "log1p", *kNode = "Log1pBackward";
@@ -225,6 +282,10 @@ struct Log1pOp {
   template <class A> A f(A x) const { return std::log1p(x); }
   template <class A> A df(A g, A x) const { return g / (A(1) + x); }
   template <class A> A ddf(A g, A x) const { return -g / ((A(1) + x) * (A(1) + x)); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return neg(div(v, ddg::sq(add(x, ddg::c(1.0, x)))));
+  }
 };
 struct Expm1Op {
   static constexpr const char *kName = "expm1", *kNode = "Expm1Backward";
@@ -233,6 +294,10 @@ struct Expm1Op {
   template <class A> A f(A x) const { return std::expm1(x); }
   template <class A> A df(A g, A y) const { return g * (y + A(1)); }
   template <class A> A ddf(A g, A) const { return g; }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr&) const {
+    return v;
+  }
 };
 struct ErfOp {
   static constexpr const char *kName = "erf", *kNode = "ErfBackward";
@@ -244,6 +309,10 @@ struct ErfOp {
   }
   template <class A> A df(A g, A x) const { return g * A(k2OverSqrtPi) * std::exp(-x * x); }
   template <class A> A ddf(A g, A x) const { return A(-2) * x * g * A(k2OverSqrtPi) * std::exp(-x * x); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return mul(ddg::scale(mul(x, v), -2.0 * k2OverSqrtPi), lucid::exp(neg(ddg::sq(x))));
+  }
 };
 // The trigonometric, hyperbolic and base-2/10 functions: std:: on the accumulation type.
 struct TanOp {
@@ -253,6 +322,10 @@ struct TanOp {
   template <class A> A f(A x) const { return std::tan(x); }
   template <class A> A df(A g, A y) const { return g * (A(1) + y * y); }
   template <class A> A ddf(A g, A y) const { return A(2) * g * y; }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& y) const {
+    return ddg::scale(mul(v, y), 2.0);
+  }
 };
 struct AsinOp {
   static constexpr const char *kName = "asin", *kNode = "AsinBackward";
@@ -261,6 +334,11 @@ struct AsinOp {
   template <class A> A f(A x) const { return std::asin(x); }
   template <class A> A df(A g, A x) const { return g / std::sqrt(A(1) - x * x); }
   template <class A> A ddf(A g, A x) const { return g * x / ((A(1) - x * x) * std::sqrt(A(1) - x * x)); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    const TensorImplPtr d = ddg::one_minus(ddg::sq(x));
+    return div(mul(v, x), mul(d, lucid::sqrt(d)));
+  }
 };
 struct AcosOp {
   static constexpr const char *kName = "acos", *kNode = "AcosBackward";
@@ -269,6 +347,11 @@ struct AcosOp {
   template <class A> A f(A x) const { return std::acos(x); }
   template <class A> A df(A g, A x) const { return -g / std::sqrt(A(1) - x * x); }
   template <class A> A ddf(A g, A x) const { return -g * x / ((A(1) - x * x) * std::sqrt(A(1) - x * x)); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    const TensorImplPtr d = ddg::one_minus(ddg::sq(x));
+    return neg(div(mul(v, x), mul(d, lucid::sqrt(d))));
+  }
 };
 struct AtanOp {
   static constexpr const char *kName = "atan", *kNode = "AtanBackward";
@@ -277,6 +360,10 @@ struct AtanOp {
   template <class A> A f(A x) const { return std::atan(x); }
   template <class A> A df(A g, A x) const { return g / (A(1) + x * x); }
   template <class A> A ddf(A g, A x) const { return A(-2) * g * x / ((A(1) + x * x) * (A(1) + x * x)); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return ddg::scale(div(mul(v, x), ddg::sq(add(ddg::sq(x), ddg::c(1.0, x)))), -2.0);
+  }
 };
 struct SinhOp {
   static constexpr const char *kName = "sinh", *kNode = "SinhBackward";
@@ -285,6 +372,10 @@ struct SinhOp {
   template <class A> A f(A x) const { return std::sinh(x); }
   template <class A> A df(A g, A x) const { return g * std::cosh(x); }
   template <class A> A ddf(A g, A x) const { return g * std::sinh(x); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return mul(v, lucid::sinh(x));
+  }
 };
 struct CoshOp {
   static constexpr const char *kName = "cosh", *kNode = "CoshBackward";
@@ -293,6 +384,10 @@ struct CoshOp {
   template <class A> A f(A x) const { return std::cosh(x); }
   template <class A> A df(A g, A x) const { return g * std::sinh(x); }
   template <class A> A ddf(A g, A x) const { return g * std::cosh(x); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return mul(v, lucid::cosh(x));
+  }
 };
 struct AsinhOp {
   static constexpr const char *kName = "asinh", *kNode = "AsinhBackward";
@@ -301,6 +396,11 @@ struct AsinhOp {
   template <class A> A f(A x) const { return std::asinh(x); }
   template <class A> A df(A g, A x) const { return g / std::sqrt(x * x + A(1)); }
   template <class A> A ddf(A g, A x) const { return -g * x / ((x * x + A(1)) * std::sqrt(x * x + A(1))); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    const TensorImplPtr d = add(ddg::sq(x), ddg::c(1.0, x));
+    return neg(div(mul(v, x), mul(d, lucid::sqrt(d))));
+  }
 };
 struct AcoshOp {
   static constexpr const char *kName = "acosh", *kNode = "AcoshBackward";
@@ -309,6 +409,11 @@ struct AcoshOp {
   template <class A> A f(A x) const { return std::acosh(x); }
   template <class A> A df(A g, A x) const { return g / std::sqrt(x * x - A(1)); }
   template <class A> A ddf(A g, A x) const { return -g * x / ((x * x - A(1)) * std::sqrt(x * x - A(1))); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    const TensorImplPtr d = sub(ddg::sq(x), ddg::c(1.0, x));
+    return neg(div(mul(v, x), mul(d, lucid::sqrt(d))));
+  }
 };
 struct AtanhOp {
   static constexpr const char *kName = "atanh", *kNode = "AtanhBackward";
@@ -317,6 +422,10 @@ struct AtanhOp {
   template <class A> A f(A x) const { return std::atanh(x); }
   template <class A> A df(A g, A x) const { return g / (A(1) - x * x); }
   template <class A> A ddf(A g, A x) const { return A(2) * g * x / ((A(1) - x * x) * (A(1) - x * x)); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return ddg::scale(div(mul(v, x), ddg::sq(ddg::one_minus(ddg::sq(x)))), 2.0);
+  }
 };
 struct Log2Op {
   static constexpr const char *kName = "log2", *kNode = "Log2Backward";
@@ -325,6 +434,10 @@ struct Log2Op {
   template <class A> A f(A x) const { return std::log2(x); }
   template <class A> A df(A g, A x) const { return g / (x * A(kLn2)); }
   template <class A> A ddf(A g, A x) const { return -g / (x * x * A(kLn2)); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return neg(div(v, ddg::scale(ddg::sq(x), kLn2)));
+  }
 };
 struct Log10Op {
   static constexpr const char *kName = "log10", *kNode = "Log10Backward";
@@ -333,6 +446,10 @@ struct Log10Op {
   template <class A> A f(A x) const { return std::log10(x); }
   template <class A> A df(A g, A x) const { return g / (x * A(kLn10)); }
   template <class A> A ddf(A g, A x) const { return -g / (x * x * A(kLn10)); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return neg(div(v, ddg::scale(ddg::sq(x), kLn10)));
+  }
 };
 struct Exp2Op {
   static constexpr const char *kName = "exp2", *kNode = "Exp2Backward";
@@ -341,6 +458,10 @@ struct Exp2Op {
   template <class A> A f(A x) const { return std::exp2(x); }
   template <class A> A df(A g, A y) const { return g * y * A(kLn2); }
   template <class A> A ddf(A g, A) const { return g * A(kLn2); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr&) const {
+    return ddg::scale(v, kLn2);
+  }
 };
 struct ErfcOp {
   static constexpr const char *kName = "erfc", *kNode = "ErfcBackward";
@@ -349,6 +470,10 @@ struct ErfcOp {
   template <class A> A f(A x) const { return std::erfc(x); }
   template <class A> A df(A g, A x) const { return -g * A(k2OverSqrtPi) * std::exp(-x * x); }
   template <class A> A ddf(A g, A x) const { return A(2) * x * g * A(k2OverSqrtPi) * std::exp(-x * x); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr& v, const TensorImplPtr& x) const {
+    return mul(ddg::scale(mul(x, v), 2.0 * k2OverSqrtPi), lucid::exp(neg(ddg::sq(x))));
+  }
 };
 // floor/ceil/trunc/round: piecewise constant, so the gradient is zero (PyTorch records a node
 // that returns zeros). Integers pass through unchanged (round only with decimals = 0, as PyTorch).
@@ -422,6 +547,10 @@ struct ClampOp {
   }
   // d(df)/d(saved): the second derivative times g (double backward).
   template <class A> A ddf(A, A) const { return A(0); }
+  // d(df)/d(saved) written with recorded ops (third order and beyond).
+  TensorImplPtr ddf_graph(const TensorImplPtr&, const TensorImplPtr&) const {
+    return nullptr;
+  }
 };
 
 template <class Op>

@@ -115,6 +115,12 @@ CASES = [
     ("lenet_mnist", 1e-3, 1e-5),
     ("grad_accum", 1e-4, 1e-6),
     ("hparam_sweep", 1e-4, 1e-6),
+    ("maml", 1e-3, 1e-5),
+    ("pinn", 1e-6, 1e-9),
+    ("wgan_gp", 1e-3, 1e-5),
+    ("influence", 1e-6, 1e-9),
+    ("custom_functions", 1e-9, 1e-12),
+    ("autograd_semantics", 1e-6, 1e-7),
 ]
 
 

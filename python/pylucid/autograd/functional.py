@@ -10,7 +10,11 @@ __all__ = ["grad", "backward", "vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"
 
 
 def _seq(x):
-    return list(x) if isinstance(x, (tuple, list)) else [x]
+    """A Tensor (or None) as a one-item list; any other iterable (a tuple, a list, a generator,
+    ``dict.values()``) as the list of its items, as PyTorch accepts them."""
+    if x is None or isinstance(x, Tensor) or not hasattr(x, "__iter__"):
+        return [x]
+    return list(x)
 
 
 def _default_grads(outputs, grad_outputs, op):
@@ -45,8 +49,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """
     outputs, inputs = _seq(outputs), _seq(inputs)
     if is_grads_batched:
-        raise _C.LucidError("grad: is_grads_batched=True needs vmap, which pylucid does not have; "
-                            "call grad once per grad_outputs row")
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
@@ -65,6 +69,43 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if materialize_grads:
         from .._tensor import zeros_like
         res = [zeros_like(t) if r is None else r for t, r in zip(inputs, res)]
+    return tuple(res)
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """grad(is_grads_batched=True): one backward per row of the batched grad_outputs, stacked."""
+    from .. import stack, zeros  # noqa: PLC0415
+
+    if grad_outputs is None:
+        raise _C.LucidError("grad: is_grads_batched=True needs grad_outputs (one batch of them per output)")
+    grads = _seq(grad_outputs)
+    if len(grads) != len(outputs):
+        raise _C.ShapeMismatch(f"grad: got {len(grads)} grad_outputs for {len(outputs)} outputs")
+    sizes = {int(g.shape[0]) for g in grads if isinstance(g, Tensor)}
+    if len(sizes) != 1:
+        raise _C.ShapeMismatch("grad: with is_grads_batched=True every grad_outputs tensor needs the same "
+                               f"leading batch size, got {sorted(sizes)}")
+    (n,) = sizes
+    for o, g in zip(outputs, grads):
+        if tuple(g.shape[1:]) != tuple(o.shape):
+            raise _C.ShapeMismatch(f"grad: batched grad_outputs of shape {list(g.shape)} do not match output "
+                                   f"shape {list(o.shape)} after the batch dim")
+    keep = create_graph if retain_graph is None else retain_graph
+    rows = [grad(outputs, inputs, [g[k] for g in grads], retain_graph=True if k < n - 1 else keep,
+                 create_graph=create_graph, allow_unused=True) for k in range(n)]
+    res = []
+    for i, t in enumerate(inputs):
+        col = [r[i] for r in rows]
+        if any(c is None for c in col):
+            if materialize_grads:  # NOTE: PyTorch materializes zeros_like(input), without the batch dim
+                res.append(zeros(tuple(t.shape), dtype=t.dtype))
+                continue
+            if not allow_unused:
+                raise _C.LucidError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                    "graph. Set allow_unused=True if this is the desired behavior.")
+            res.append(None)
+        else:
+            res.append(stack(col, 0))
     return tuple(res)
 
 

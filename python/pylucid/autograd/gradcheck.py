@@ -277,24 +277,21 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return True
     diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if grad_outputs is None:
-        rng = np.random.default_rng(0)
-        outs = _outputs(func, inputs)
-        grad_outputs = []
-        for o in outs:
-            a = rng.standard_normal(tuple(o.shape))
-            if gen_non_contig_grad_outputs and o.ndim >= 2:
-                g = _C._from_numpy(np.asarray(np.swapaxes(a, -1, -2), order="C")).transpose(-1, -2)
-            else:
-                g = _C._from_numpy(a.astype(np.float64))
-            grad_outputs.append(g.requires_grad_(True))
+        # Drawn as PyTorch draws them (uniform in [-1, 1) from the global generator), so a seeded
+        # program's random stream after gradgradcheck is PyTorch's.
+        from ..testing import make_tensor  # noqa: PLC0415
+
+        grad_outputs = [make_tensor(tuple(o.shape), dtype=o.dtype if o.is_floating_point() else _C.float64,
+                                    low=-1, high=1, requires_grad=True, noncontiguous=gen_non_contig_grad_outputs)
+                        for o in _outputs(func, inputs) if o.requires_grad]
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
 
     def second(*args):
         ins, gos = args[:n_in], args[n_in:]
         with enable_grad():  # the finite differences run under no_grad; this needs the graph
-            outs = [o for o in _outputs(func, ins)]
-            pairs = [(o, g) for o, g in zip(outs, gos) if o.requires_grad]
+            outs = [o for o in _outputs(func, ins) if o.requires_grad]  # PyTorch's differentiable outputs
+            pairs = list(zip(outs, gos))
             if not pairs:
                 return ()
             res = _grad([o for o, _ in pairs], [ins[i] for i in diff_idx], [g for _, g in pairs],

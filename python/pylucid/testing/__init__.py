@@ -6,7 +6,7 @@ import numpy as np
 from .. import _C
 from .._C import Tensor
 
-__all__ = ["assert_close"]
+__all__ = ["assert_close", "make_tensor"]
 
 # PyTorch's defaults: (rtol, atol) per dtype; integer and bool dtypes compare exactly.
 _TOL = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
@@ -99,4 +99,61 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         f"Greatest relative difference: {rel.reshape(-1)[rel_i]} at index {idx(rel_i)} (up to {rtol} allowed)")
 
 
-del math
+
+
+def make_tensor(*shape, dtype, device=None, low=None, high=None, requires_grad=False, noncontiguous=False,
+                exclude_zero=False, memory_format=None):
+    """A tensor of ``shape`` filled with values drawn uniformly from ``[low, high)``, drawn from the
+    global generator in the same order as PyTorch's ``torch.testing.make_tensor`` (so a seeded
+    program gets the same values): floats default to ``[-9, 9)``, integers to ``[-9, 10)``, bool to
+    {False, True}. ``noncontiguous=True`` draws twice the last dim and returns every second
+    element; ``exclude_zero=True`` replaces zeros by the smallest positive step (the dtype's tiny
+    for floats, 1 for integers), as PyTorch does.
+
+    >>> import pylucid
+    >>> t = make_tensor(2, 3, dtype=pylucid.float64, low=-1, high=1)
+    >>> t.shape, bool((t.abs() <= 1).all())
+    (pylucid.Size([2, 3]), True)
+    """
+    import pylucid  # noqa: PLC0415
+
+    from .._device import _check_device  # noqa: PLC0415
+
+    _check_device(device, "make_tensor")
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(int(d) for d in shape)
+    floating = dtype.is_floating_point
+    if requires_grad and not floating:
+        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, but got {dtype=}")
+    if noncontiguous and memory_format is not None:
+        raise ValueError("The parameters `noncontiguous` and `memory_format` are mutually exclusive")
+    noncontiguous = noncontiguous and math.prod(shape) > 1
+    draw = (*shape[:-1], 2 * shape[-1]) if noncontiguous else shape
+    if dtype == pylucid.bool:
+        result = pylucid.randint(0, 2, draw, dtype=pylucid.bool)
+    else:
+        info = pylucid.finfo(dtype) if floating else pylucid.iinfo(dtype)
+        lo, hi = (-9 if low is None else low), ((9 if floating else 10) if high is None else high)
+        if any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
+            raise ValueError(f"`low` and `high` cannot be NaN, but got low={lo} and high={hi}")
+        if lo > hi or (lo == hi and not floating):
+            raise ValueError(f"`low` must be less than `high`, but got {lo} >= {hi}")
+        top = info.max + (1 if not floating and dtype != pylucid.int64 else 0)
+        lo, hi = min(max(lo, info.min), top), min(max(hi, info.min), top)
+        if floating:
+            result = pylucid.empty(draw, dtype=dtype)
+            if hi - lo >= info.max:
+                result.uniform_(lo / 2, hi / 2).mul_(2)
+            else:
+                result.uniform_(lo, hi)
+        else:
+            result = pylucid.randint(math.ceil(lo), math.ceil(hi), draw, dtype=dtype)
+    if noncontiguous:
+        result = result[..., 1::2]
+    if exclude_zero:
+        result = pylucid.where(result == 0, pylucid.full_like(result, 1 if not floating else pylucid.finfo(dtype).tiny),
+                               result)
+    if floating:
+        result.requires_grad_(requires_grad)
+    return result
