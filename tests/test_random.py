@@ -257,27 +257,6 @@ def test_generator_state_round_trips_mid_block():
     bad[9] = 2
     with pytest.raises(pylucid.LucidError, match="mt19937"):
         pylucid.Generator().set_state(bad)
-
-
-def test_log_normal_and_alpha_dropout_streams():
-    """log_normal_ draws PyTorch's per-element normals then exp; alpha_dropout's mask comes from
-    bernoulli_ with a number probability (PyTorch's draw), not from bernoulli of a tensor."""
-    x = pylucid.empty(40).log_normal_(0.5, 1.5)
-    assert x.dtype == pylucid.float32 and bool((x > 0).all())
-    with pytest.raises(pylucid.LucidError, match="std > 0"):
-        pylucid.empty(3).log_normal_(0.0, -1.0)
-    torch = pytest.importorskip("torch")
-    for n, dt in ((5, "float32"), (40, "float32"), (2 * 40, "float64")):
-        got, want = [], []
-        for lib, out in ((torch, want), (pylucid, got)):
-            lib.manual_seed(7)
-            out.append(lib.empty(n, dtype=getattr(lib, dt)).log_normal_(0.5, 1.5).numpy())
-            lib.manual_seed(3)
-            out.append(lib.nn.functional.alpha_dropout(lib.ones(n), 0.4, True).numpy())
-        np.testing.assert_allclose(got[0], want[0], rtol=4e-16 if dt == "float64" else 0)
-        np.testing.assert_array_equal(got[1], want[1])
-
-
     bad = state.clone()
     bad[5] = 256
     with pytest.raises(pylucid.LucidError, match="byte"):
@@ -308,3 +287,22 @@ def test_rng_state_is_torchs_byte_image():
     pylucid.set_rng_state(pylucid.tensor(saved.numpy().astype("int64")))
     assert pylucid.randn(40).tolist() == a
     pylucid.manual_seed(0)
+
+
+def test_log_normal_and_alpha_dropout_streams():
+    """log_normal_ draws PyTorch's per-element normals then exp; alpha_dropout's mask comes from
+    bernoulli_ with a number probability (PyTorch's draw), not from bernoulli of a tensor."""
+    x = pylucid.empty(40).log_normal_(0.5, 1.5)
+    assert x.dtype == pylucid.float32 and bool((x > 0).all())
+    with pytest.raises(pylucid.LucidError, match="std > 0"):
+        pylucid.empty(3).log_normal_(0.0, -1.0)
+    torch = pytest.importorskip("torch")
+    for n, dt in ((5, "float32"), (40, "float32"), (2 * 40, "float64")):
+        got, want = [], []
+        for lib, out in ((torch, want), (pylucid, got)):
+            lib.manual_seed(7)
+            out.append(lib.empty(n, dtype=getattr(lib, dt)).log_normal_(0.5, 1.5).numpy())
+            lib.manual_seed(3)
+            out.append(lib.nn.functional.alpha_dropout(lib.ones(n), 0.4, True).numpy())
+        np.testing.assert_allclose(got[0], want[0], rtol=4e-16 if dt == "float64" else 0)
+        np.testing.assert_array_equal(got[1], want[1])
