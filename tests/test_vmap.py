@@ -70,3 +70,29 @@ def test_against_torch():
          torch.vmap(lambda m: m.softmax(-1), in_dims=2, out_dims=0)(torch.from_numpy(a))),
     ]:
         np.testing.assert_allclose(lib_out.numpy(), ref.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_func_jvp_and_hvp():
+    from pylucid.func import jvp
+
+    x = pylucid.tensor([0.3, 1.2, -0.7], dtype=pylucid.float64)
+    t = pylucid.tensor([1.0, 0.5, 2.0], dtype=pylucid.float64)
+
+    def f(v):
+        return (v.sin() * v ** 2).sum()
+
+    def df(v):  # f'(x) by hand
+        return v.cos() * v ** 2 + 2 * v * v.sin()
+
+    def d2f(v):
+        return -v.sin() * v ** 2 + 4 * v * v.cos() + 2 * v.sin()
+
+    out, j = jvp(f, (x,), (t,))
+    assert out.item() == pytest.approx(f(x).item()) and j.item() == pytest.approx((df(x) * t).sum().item())
+    _, hv = jvp(grad(f), (x,), (t,))  # Hessian-vector product (the Hessian is diagonal here)
+    np.testing.assert_allclose(hv.numpy(), (d2f(x) * t).numpy(), rtol=1e-12)
+    out, j, aux = jvp(lambda v: (v.exp(), v.sum()), (x,), (t,), has_aux=True)
+    np.testing.assert_allclose(j.numpy(), (x.exp() * t).numpy(), rtol=1e-12)
+    assert aux.item() == pytest.approx(0.8) and not j.requires_grad
+    with pytest.raises(pylucid.LucidError, match="tuple"):
+        jvp(f, x, t)

@@ -1,6 +1,6 @@
 """``torch.func`` for pylucid, the transforms that reverse-mode autograd can give:
-``functional_call``, ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``, ``jacfwd``, ``hessian``
-and ``vmap``. Each differentiates with pylucid's engine under ``create_graph=True``, so they
+``functional_call``, ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``,
+``hessian`` and ``vmap``. Each differentiates with pylucid's engine under ``create_graph=True``, so they
 compose (``grad(grad(f))``, ``vmap(grad(f))`` for per-sample gradients). ``jacfwd`` computes the
 same Jacobian as ``jacrev`` (row by row, in reverse mode). ``vmap`` gives PyTorch's results by
 calling the function once per batch element and stacking: the same numbers, not a batched kernel.
@@ -17,7 +17,7 @@ import functools
 from . import _C
 from .nn.utils.stateless import _call
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "vjp", "vmap"]
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "vmap"]
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
@@ -149,6 +149,38 @@ def vjp(func, *primals, has_aux=False):
         return _finish(tuple(_tree_map(lambda _t: next(it), p) for p in ins), keep)
     out_ = _finish(out, keep)
     return (out_, vjp_fn, aux) if has_aux else (out_, vjp_fn)
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J tangents)``: the Jacobian-vector product (forward-mode's result),
+    computed in reverse mode by the double-backward trick (the vjp is linear in its vector, so
+    ``J t`` is the gradient of ``u -> (u^T J) t``); with ``has_aux``, ``func`` returns
+    ``(output, aux)`` and so does the first result. Composes with the other transforms."""
+    from .autograd import functional as _functional
+
+    for name, x in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(x, tuple):
+            raise _C.LucidError(f"jvp(f, primals, tangents): Expected {name} to be a tuple. E.g. it should be "
+                                "valid to call f(*primals).")
+    if len(primals) != len(tangents):
+        raise _C.ShapeMismatch(f"jvp(f, primals, tangents): Expected primals and tangents to have the same "
+                               f"length, got {len(primals)} and {len(tangents)}")
+    keep = _outer(primals) or _outer(tangents)
+    aux = []
+
+    def f(*args):
+        out = func(*args)
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise _C.LucidError("jvp(f, primals, tangents): output of function f should be a tuple: "
+                                    "(output, aux) if has_aux is True")
+            out, a = out
+            aux.append(a)
+        return out
+
+    out, j = _functional.jvp(f, primals, tangents, create_graph=True, strict=strict)
+    out, j = _finish(out, keep), _finish(j, keep)
+    return (out, j, _finish(aux[0], keep)) if has_aux else (out, j)
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
