@@ -9,7 +9,7 @@ from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
-from . import functional, graph, hooks, profiler  # noqa: F401
+from . import forward_ad, functional, graph, hooks, profiler  # noqa: F401
 
 Node = _C.Node
 # Export the node classes the bindings define (RMSNormBackward, GroupRMSNormBackward, ...).
