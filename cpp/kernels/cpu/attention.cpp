@@ -30,7 +30,8 @@ namespace {
 
 // The bodies (attention_vec.inc) are compiled three times: for AVX-512 (8 x 32-float register
 // tiles in zmm), for AVX2 + FMA (4 x 16 in ymm) and for baseline x86-64 (4 x 8 in xmm); the CPU
-// check picks one per call (cpu_features.h). Each copy brings its masked partial-vector access.
+// check picks one per call (cpu_features.h). Each copy brings its masked partial-vector access
+// and scale_pow2(y, nf) = y 2^nf on float lanes.
 
 #if LUCID_X86_DISPATCH
 #pragma GCC push_options
@@ -47,6 +48,9 @@ inline void store_part(T* p, V v, int n) {
   if constexpr (sizeof(T) == 4) _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1), (__m512)v);
   else _mm512_mask_storeu_pd(p, __mmask8((1u << n) - 1), (__m512d)v);
 }
+typedef float F32 __attribute__((vector_size(kBytes)));
+// (maskz with all lanes: GCC 12's unmasked form reads an undefined register and warns.)
+inline F32 scale_pow2(F32 y, F32 nf) { return (F32)_mm512_maskz_scalef_ps(__mmask16(0xffff), (__m512)y, (__m512)nf); }
 #include "kernels/cpu/attention_vec.inc"
 }  // namespace attn_avx512
 #pragma GCC pop_options
@@ -72,6 +76,13 @@ inline void store_part(T* p, V v, int n) {
   if constexpr (sizeof(T) == 4) _mm256_maskstore_ps(p, part_mask<T>(n), (__m256)v);
   else _mm256_maskstore_pd(p, part_mask<T>(n), (__m256d)v);
 }
+typedef float F32 __attribute__((vector_size(kBytes)));
+typedef I32x8 I32;
+// y 2^nf for integral nf in [-150, 128], as two factors that are each a normal float.
+inline F32 scale_pow2(F32 y, F32 nf) {
+  const I32 n = __builtin_convertvector(nf, I32), n1 = n >> 1, n2 = n - n1;
+  return y * (F32)((n1 + 127) << 23) * (F32)((n2 + 127) << 23);
+}
 #include "kernels/cpu/attention_vec.inc"
 }  // namespace attn_avx2
 #pragma GCC pop_options
@@ -88,6 +99,13 @@ inline V load_part(const T* p, int n) {
 template <class V, class T>
 inline void store_part(T* p, V v, int n) {
   for (int i = 0; i < n; ++i) p[i] = v[i];
+}
+typedef float F32 __attribute__((vector_size(kBytes)));
+typedef int32_t I32 __attribute__((vector_size(kBytes)));
+// y 2^nf for integral nf in [-150, 128], as two factors that are each a normal float.
+inline F32 scale_pow2(F32 y, F32 nf) {
+  const I32 n = __builtin_convertvector(nf, I32), n1 = n >> 1, n2 = n - n1;
+  return y * (F32)((n1 + 127) << 23) * (F32)((n2 + 127) << 23);
 }
 #include "kernels/cpu/attention_vec.inc"
 }  // namespace attn_base
