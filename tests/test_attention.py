@@ -257,3 +257,62 @@ def test_matches_torch_float32(causal, mask_kind):
     np.testing.assert_allclose(np.asarray(lo.detach()), to.detach().numpy(), atol=2e-5)
     for a, b in ((lq, tq), (lk, tk), (lv, tv)):
         np.testing.assert_allclose(np.asarray(a.grad), b.grad.numpy(), atol=5e-5)
+
+
+def _grads(out, leaves, g, create_graph):
+    return [np.asarray(t.detach()) for t in pylucid.autograd.grad(out, leaves, g, create_graph=create_graph)]
+
+
+@pytest.mark.parametrize(
+    "L,S,E,Ev,causal,mask_kind",
+    [(130, 128, 32, 32, True, None), (150, 77, 20, 40, True, None), (45, 200, 33, 7, True, "float"),
+     (129, 67, 48, 17, False, "bool"), (70, 70, 64, 64, False, "keys"), (3, 150, 5, 70, True, "rows")],
+)
+def test_blocked_kernel_matches_composite(L, S, E, Ev, causal, mask_kind):
+    """Guards against the blocked kernels (register tiles with masked edges, several query blocks,
+    causal tiles skipped or trimmed, keys first reached in a later block) drifting from the
+    composite: float64 against the numpy forward and the recorded (create_graph) gradients, float32
+    against float64."""
+    shapes = [(2, L, E), (2, S, E), (2, S, Ev)]
+    q, k, v = (RNG.standard_normal(s) for s in shapes)
+    g = RNG.standard_normal((2, L, Ev))
+    mask = {None: None, "float": RNG.standard_normal((L, S)), "bool": RNG.random((2, L, S)) > 0.2,
+            "keys": RNG.random((2, 1, S)) > 0.3, "rows": RNG.standard_normal((L, 1))}[mask_kind]
+    ref = None
+    for dt, atol in ((np.float64, 1e-11), (np.float32, 2e-4)):
+        leaves = [pylucid.from_numpy(a.astype(dt)).requires_grad_() for a in (q, k, v)]
+        m = None if mask is None else pylucid.from_numpy(mask if mask.dtype == bool else mask.astype(dt))
+        out = F.scaled_dot_product_attention(*leaves, attn_mask=m, is_causal=causal)
+        go = pylucid.from_numpy(g.astype(dt))
+        fused = _grads(out, leaves, go, create_graph=False) if dt == np.float32 else None
+        if dt == np.float64:
+            np.testing.assert_allclose(np.asarray(out.detach()), sdpa_ref(q, k, v, mask=mask, causal=causal),
+                                       atol=atol)
+            ref = [np.asarray(out.detach())] + _grads(out, leaves, go, create_graph=True)
+            fused = _grads(F.scaled_dot_product_attention(*leaves, attn_mask=m, is_causal=causal), leaves, go,
+                           create_graph=False)
+            for a, b in zip(fused, ref[1:]):
+                np.testing.assert_allclose(a, b, atol=atol)
+        else:
+            np.testing.assert_allclose(np.asarray(out.detach()), ref[0], atol=atol)
+            for a, b in zip(fused, ref[1:]):
+                np.testing.assert_allclose(a, b, atol=atol * 5)
+
+
+def test_saved_logsumexp_is_the_row_logsumexp():
+    """Guards against a wrong lse (the vectorised log, a row with no attended key) that the
+    backward's recomputed probabilities would silently inherit."""
+    q, k, v = (RNG.standard_normal(s) for s in [(3, 37, 16), (3, 41, 16), (3, 41, 8)])
+    mask = np.ones((37, 41), bool)
+    mask[5] = False
+    s = np.matmul(q, np.swapaxes(k, -1, -2)) / 4 + np.where(mask, 0, -np.inf)
+    with np.errstate(invalid="ignore"):
+        mx = s.max(-1, keepdims=True)
+        want = (mx + np.log(np.exp(s - mx).sum(-1, keepdims=True)))[..., 0]
+    want[:, 5] = -np.inf
+    for dt, rtol in ((np.float64, 1e-13), (np.float32, 2e-6)):
+        leaves = [pylucid.from_numpy(a.astype(dt)).requires_grad_() for a in (q, k, v)]
+        out = F.scaled_dot_product_attention(*leaves, attn_mask=pylucid.from_numpy(mask))
+        lse = np.asarray(out.grad_fn.saved_logsumexp)
+        assert np.all(lse[:, 5] == -np.inf)
+        np.testing.assert_allclose(lse, want, rtol=rtol)

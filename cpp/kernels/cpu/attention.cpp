@@ -11,318 +11,160 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/threads.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
-#include "kernels/cpu/vmath.h"
+
+#if LUCID_X86_DISPATCH
+#include <immintrin.h>
+#endif
 
 namespace lucid::kernels {
 
-// The per-item bodies are compiled for x86-64-v3 (AVX2 + FMA) and for baseline x86-64; the loader
-// picks one (cpu_features.h).
-
 namespace {
 
-constexpr int64_t kBlockRows = 32;  // query rows per block: a block's scores stay in L1/L2
+// The bodies (attention_vec.inc) are compiled three times: for AVX-512 (8 x 32-float register
+// tiles in zmm), for AVX2 + FMA (4 x 16 in ymm) and for baseline x86-64 (4 x 8 in xmm); the CPU
+// check picks one per call (cpu_features.h). Each copy brings its masked partial-vector access
+// and scale_pow2(y, nf) = y 2^nf on float lanes.
 
-LUCID_ALWAYS_INLINE float exp_row(float x) { return exp_f32(x); }
-LUCID_ALWAYS_INLINE double exp_row(double x) { return std::exp(x); }
-
-// 256-bit vectors of T in GCC/clang's vector extension: explicit, so the tile below is never
-// vectorised along the wrong loop (the compiler's own choice went across k with shuffles). In
-// the baseline clone each is a pair of SSE registers.
-template <class T>
-struct Vec {
-  typedef T type __attribute__((vector_size(32)));
-  static constexpr int width = int(32 / sizeof(T));
-};
-// By reference: a vector passed or returned by value changes the ABI of the baseline clone.
-template <class T>
-LUCID_ALWAYS_INLINE void vload(typename Vec<T>::type& v, const T* p) {
-  std::memcpy(&v, p, sizeof v);
+#if LUCID_X86_DISPATCH
+#pragma GCC push_options
+#pragma GCC target("arch=x86-64-v4")
+namespace attn_avx512 {
+constexpr int kBytes = 64, kMR = 8;
+template <class V, class T>
+inline V load_part(const T* p, int n) {
+  if constexpr (sizeof(T) == 4) return (V)_mm512_maskz_loadu_ps(__mmask16((1u << n) - 1), p);
+  else return (V)_mm512_maskz_loadu_pd(__mmask8((1u << n) - 1), p);
 }
-// av = x in every lane. NOTE: V{} + x costs an add (-0 + 0 is +0, so it is not elided) and a
-// lane-by-lane fill becomes a chain of inserts; a shuffle with an all-zero mask is one broadcast.
+template <class V, class T>
+inline void store_part(T* p, V v, int n) {
+  if constexpr (sizeof(T) == 4) _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1), (__m512)v);
+  else _mm512_mask_storeu_pd(p, __mmask8((1u << n) - 1), (__m512d)v);
+}
+typedef float F32 __attribute__((vector_size(kBytes)));
+// (maskz with all lanes: GCC 12's unmasked form reads an undefined register and warns.)
+inline F32 scale_pow2(F32 y, F32 nf) { return (F32)_mm512_maskz_scalef_ps(__mmask16(0xffff), (__m512)y, (__m512)nf); }
+#include "kernels/cpu/attention_vec.inc"
+}  // namespace attn_avx512
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("arch=x86-64-v3")
+namespace attn_avx2 {
+constexpr int kBytes = 32, kMR = 4;
+typedef int32_t I32x8 __attribute__((vector_size(32)));
+typedef int64_t I64x4 __attribute__((vector_size(32)));
 template <class T>
-LUCID_ALWAYS_INLINE void vbroadcast(typename Vec<T>::type& v, T x) {
-#if defined(__GNUC__) && !defined(__clang__)
-  typedef std::conditional_t<sizeof(T) == 4, int32_t, int64_t> I;
-  typedef I IV __attribute__((vector_size(32)));
-  typename Vec<T>::type one{};
-  one[0] = x;
-  v = __builtin_shuffle(one, IV{});
-#else
-  v = typename Vec<T>::type{} + x;
+inline __m256i part_mask(int n) {
+  if constexpr (sizeof(T) == 4) return (__m256i)(I32x8{0, 1, 2, 3, 4, 5, 6, 7} < n);
+  else return (__m256i)(I64x4{0, 1, 2, 3} < n);
+}
+template <class V, class T>
+inline V load_part(const T* p, int n) {
+  if constexpr (sizeof(T) == 4) return (V)_mm256_maskload_ps(p, part_mask<T>(n));
+  else return (V)_mm256_maskload_pd(p, part_mask<T>(n));
+}
+template <class V, class T>
+inline void store_part(T* p, V v, int n) {
+  if constexpr (sizeof(T) == 4) _mm256_maskstore_ps(p, part_mask<T>(n), (__m256)v);
+  else _mm256_maskstore_pd(p, part_mask<T>(n), (__m256d)v);
+}
+typedef float F32 __attribute__((vector_size(kBytes)));
+typedef I32x8 I32;
+// y 2^nf for integral nf in [-150, 128], as two factors that are each a normal float.
+inline F32 scale_pow2(F32 y, F32 nf) {
+  const I32 n = __builtin_convertvector(nf, I32), n1 = n >> 1, n2 = n - n1;
+  return y * (F32)((n1 + 127) << 23) * (F32)((n2 + 127) << 23);
+}
+#include "kernels/cpu/attention_vec.inc"
+}  // namespace attn_avx2
+#pragma GCC pop_options
 #endif
+
+namespace attn_base {
+constexpr int kBytes = 16, kMR = 4;
+template <class V, class T>
+inline V load_part(const T* p, int n) {
+  V v{};
+  for (int i = 0; i < n; ++i) v[i] = p[i];
+  return v;
+}
+template <class V, class T>
+inline void store_part(T* p, V v, int n) {
+  for (int i = 0; i < n; ++i) p[i] = v[i];
+}
+typedef float F32 __attribute__((vector_size(kBytes)));
+typedef int32_t I32 __attribute__((vector_size(kBytes)));
+// y 2^nf for integral nf in [-150, 128], as two factors that are each a normal float.
+inline F32 scale_pow2(F32 y, F32 nf) {
+  const I32 n = __builtin_convertvector(nf, I32), n1 = n >> 1, n2 = n - n1;
+  return y * (F32)((n1 + 127) << 23) * (F32)((n2 + 127) << 23);
+}
+#include "kernels/cpu/attention_vec.inc"
+}  // namespace attn_base
+
+// Query rows per block: a block's scores (rows x S) stay in L1/L2 while the products read them.
+constexpr int64_t kBlockRows = 64;
+
+// The copy for this CPU.
+#if LUCID_X86_DISPATCH
+#define LUCID_ATTN_DISPATCH(call)                             \
+  switch (cpu_level()) {                                      \
+    case CpuLevel::V4: return attn_avx512::call;              \
+    case CpuLevel::V3: return attn_avx2::call;                \
+    case CpuLevel::Base: break;                               \
+  }                                                           \
+  return attn_base::call
+#else
+#define LUCID_ATTN_DISPATCH(call) return attn_base::call
+#endif
+
+template <class T>
+void transpose_best(const T* src, int64_t ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld) {
+  LUCID_ATTN_DISPATCH(transpose(src, ld, rows, cols, dst, dst_ld));
 }
 template <class T>
-LUCID_ALWAYS_INLINE void vstore(T* p, const typename Vec<T>::type& v) {
-  std::memcpy(p, &v, sizeof v);
+void forward_block_best(const AttnArgs<T>& a, int64_t h, int64_t i0, int64_t i1, const T* kt, T* s, T* inv,
+                        T* out, T* lse) {
+  LUCID_ATTN_DISPATCH(forward_block(a, h, i0, i1, kt, s, inv, out, lse));
 }
-
-// One MR x (2 vectors) tile of C = (acc ? C : 0) + op(A) B over p in [kb, ke), held in
-// registers across the p loop. op(A) is A stored (m x k) row-major with lda, or with TransA A
-// stored (k x m) (element (i, p) at a[p * lda + i]). B is (k x n) with unit column stride and row
-// stride ldb.
-template <class T, bool TransA, int MR>
-LUCID_ALWAYS_INLINE void tile_full(int64_t kb, int64_t ke, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
-                                 int64_t ldc, bool acc) {
-  using V = typename Vec<T>::type;
-  constexpr int W = Vec<T>::width;
-  V r0[MR], r1[MR];
-  for (int i = 0; i < MR; ++i) {
-    r0[i] = r1[i] = V{};
-    if (acc) vload(r0[i], c + i * ldc), vload(r1[i], c + i * ldc + W);
-  }
-  for (int64_t p = kb; p < ke; ++p) {
-    V b0, b1;
-    vload(b0, b + p * ldb), vload(b1, b + p * ldb + W);
-    for (int i = 0; i < MR; ++i) {
-      V av;
-      vbroadcast(av, TransA ? a[p * lda + i] : a[i * lda + p]);
-      r0[i] += av * b0;
-      r1[i] += av * b1;
-    }
-  }
-  for (int i = 0; i < MR; ++i) {
-    vstore(c + i * ldc, r0[i]);
-    vstore(c + i * ldc + W, r1[i]);
-  }
-}
-
-// The ragged edge: mr <= MR rows, nb <= NB columns.
-template <class T, bool TransA, int NB>
-LUCID_ALWAYS_INLINE void tile_edge(int64_t kb, int64_t ke, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
-                                 int64_t ldc, bool acc, int64_t mr, int64_t nb) {
-  for (int64_t i = 0; i < mr; ++i) {
-    T r[NB];
-    for (int64_t j = 0; j < nb; ++j) r[j] = acc ? c[i * ldc + j] : T(0);
-    for (int64_t p = kb; p < ke; ++p) {
-      const T av = TransA ? a[p * lda + i] : a[i * lda + p];
-      const T* bp = b + p * ldb;
-      for (int64_t j = 0; j < nb; ++j) r[j] += av * bp[j];
-    }
-    for (int64_t j = 0; j < nb; ++j) c[i * ldc + j] = r[j];
-  }
-}
-
-// How a causal block's triangle bounds a product (row r of a block is query i0 + r, diag = i0;
-// a query attends keys j <= i0 + r):
-//   Cols:   C = scores-shaped (rows = queries, cols = keys): columns past the tile's last query
-//           are not computed (their values are never read);
-//   KUpper: the reduction runs over keys, A = probabilities: zero past the tile's last query;
-//   KLower: C rows are keys, the reduction runs over queries (TransA): zero before the key.
-enum class Tri { None, Cols, KUpper, KLower };
-
-// C (m x n, ldc) = (acc ? C : 0) + op(A) B; column panels of B outside, so each panel is reused
-// by every row tile while it sits in L1.
-template <class T, bool TransA, Tri tri = Tri::None>
-LUCID_ALWAYS_INLINE void mm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
-                          int64_t ldc, bool acc, int64_t diag = 0) {
-  constexpr int MR = 4, NB = 2 * Vec<T>::width;  // 8 accumulators of 256 bits
-  auto a_at = [&](int64_t i) { return TransA ? a + i : a + i * lda; };
-  for (int64_t j0 = 0; j0 < n; j0 += NB) {
-    const int64_t nb = std::min<int64_t>(NB, n - j0);
-    for (int64_t i0 = 0; i0 < m; i0 += MR) {
-      const int64_t mr = std::min<int64_t>(MR, m - i0);
-      const int64_t kb = tri == Tri::KLower ? std::clamp<int64_t>(i0 - diag, 0, k) : 0;
-      const int64_t ke = tri == Tri::KUpper ? std::clamp<int64_t>(diag + i0 + mr, 0, k) : k;
-      if (tri == Tri::Cols && j0 >= diag + i0 + mr) continue;  // the panel lies past the tile's last query
-      T* ct = c + i0 * ldc + j0;
-      if (nb == NB && mr == MR)
-        tile_full<T, TransA, MR>(kb, ke, a_at(i0), lda, b + j0, ldb, ct, ldc, acc);
-      else
-        tile_edge<T, TransA, NB>(kb, ke, a_at(i0), lda, b + j0, ldb, ct, ldc, acc, mr, nb);
-    }
-  }
-}
-
-// dst (cols x rows, ld rows_ld) = src (rows x cols, row stride ld)^T.
-// In 8 x 8 tiles: one row at a time would store with a stride of a whole row (cache-line and
-// 4K-aliasing traffic that cost as much as a product).
 template <class T>
-LUCID_ALWAYS_INLINE void transpose(const T* src, int64_t ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld) {
-  constexpr int64_t B = 8;
-  for (int64_t r0 = 0; r0 < rows; r0 += B)
-    for (int64_t c0 = 0; c0 < cols; c0 += B) {
-      const int64_t r1 = std::min(rows, r0 + B), c1 = std::min(cols, c0 + B);
-      for (int64_t c = c0; c < c1; ++c)
-        for (int64_t r = r0; r < r1; ++r) dst[c * dst_ld + r] = src[r * ld + c];
-    }
+void backward_head_best(const AttnArgs<T>& a, int64_t h, const T* out, const T* lse, const T* gout,
+                        const AttnGrads<T>& g, T* kt, T* vt, T* p, T* dp, T* pd) {
+  LUCID_ATTN_DISPATCH(backward_head(a, h, kBlockRows, out, lse, gout, g, kt, vt, p, dp, pd));
 }
+#undef LUCID_ATTN_DISPATCH
 
-// Keys row i of a block attends: [0, n_i) (causal: j <= i; kmax bounds the block).
-inline int64_t row_keys(bool causal, int64_t i, int64_t kmax) { return causal ? std::min(kmax, i + 1) : kmax; }
-
-// s[j] = scale * s[j] + mask[j] over j < n (the raw dot products are already in s).
+// A thread's scratch: 64-byte aligned (whole-vector rows) and zeroed, so the row passes' lanes
+// past a row's end hold finite values (no denormal or NaN stalls in lanes that are discarded).
 template <class T>
-LUCID_ALWAYS_INLINE void scale_mask_row(const AttnArgs<T>& a, int64_t h, int64_t i, T* s, int64_t n) {
-  const T sc = a.scale;
-  if (a.mask) {
-    const T* mr = a.mask + a.m_off[h] + i * a.m_ls;
-    if (a.m_ss == 1) {
-      for (int64_t j = 0; j < n; ++j) s[j] = s[j] * sc + mr[j];
-    } else {
-      for (int64_t j = 0; j < n; ++j) s[j] = s[j] * sc + mr[j * a.m_ss];
-    }
-  } else {
-    for (int64_t j = 0; j < n; ++j) s[j] *= sc;
+class Scratch {
+ public:
+  explicit Scratch(int64_t n)
+      : n_(size_t(std::max<int64_t>(n, 1))), p_(static_cast<T*>(::operator new(n_ * sizeof(T), std::align_val_t(64)))) {
+    std::memset(static_cast<void*>(p_), 0, n_ * sizeof(T));
   }
-}
+  ~Scratch() { ::operator delete(p_, std::align_val_t(64)); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  T* get() const { return p_; }
 
-// Dropout on a probability row: p[j] *= keep[j] ? keep_scale : 0 (a multiply, so NaN stays NaN).
-template <class T>
-LUCID_ALWAYS_INLINE void drop_row(const AttnArgs<T>& a, int64_t h, int64_t i, const T* p, T* out, int64_t n) {
-  const bool* kr = a.keep + (h * a.L + i) * a.S;
-  const T ks = a.keep_scale;
-  for (int64_t j = 0; j < n; ++j) out[j] = p[j] * (kr[j] ? ks : T(0));
-}
+ private:
+  size_t n_;
+  T* p_;
+};
 
-// Forward of query rows [i0, i1) of head h. kt: k^T (E x S, ld S) of this head.
-template <class T>
-LUCID_ALWAYS_INLINE void forward_block_impl(const AttnArgs<T>& a, int64_t h, int64_t i0, int64_t i1, const T* kt, T* s,
-                                          T* out, T* lse) {
-  const int64_t rows = i1 - i0;
-  const int64_t kmax = a.causal ? std::min(a.S, i1) : a.S;
-  const int64_t ld = std::max<int64_t>(kmax, 1);
-  const T* q = a.q + a.q_off[h] + i0 * a.q_ld;
-  if (a.causal) mm<T, false, Tri::Cols>(rows, kmax, a.E, q, a.q_ld, kt, a.S, s, ld, false, i0);
-  else mm<T, false>(rows, kmax, a.E, q, a.q_ld, kt, a.S, s, ld, false);
-  const T ninf = -std::numeric_limits<T>::infinity();
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t i = i0 + r, n = row_keys(a.causal, i, kmax);
-    T* sr = s + r * ld;
-    scale_mask_row(a, h, i, sr, n);
-    // NOTE: `omp simd` only vectorises (no threads); it lets the compiler reorder the reductions.
-    T m = ninf;
-#pragma omp simd reduction(max : m)
-    for (int64_t j = 0; j < n; ++j) m = sr[j] > m ? sr[j] : m;
-    if (m == ninf) {  // no attended key: a zero row (PyTorch's CPU kernel), lse = -inf
-      std::fill(sr, sr + kmax, T(0));
-      lse[h * a.L + i] = ninf;
-      continue;
-    }
-    T sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < n; ++j) {
-      const T e = exp_row(sr[j] - m);
-      sr[j] = e;
-      sum += e;
-    }
-    const T inv = T(1) / sum;
-    for (int64_t j = 0; j < n; ++j) sr[j] *= inv;
-    std::fill(sr + n, sr + kmax, T(0));
-    if (a.keep) drop_row(a, h, i, sr, sr, kmax);
-    lse[h * a.L + i] = m + std::log(sum);
-  }
-  const T* v = a.v + a.v_off[h];
-  T* o = out + (h * a.L + i0) * a.Ev;
-  if (a.causal) mm<T, false, Tri::KUpper>(rows, a.Ev, kmax, s, ld, v, a.v_ld, o, a.Ev, false, i0);
-  else mm<T, false>(rows, a.Ev, kmax, s, ld, v, a.v_ld, o, a.Ev, false);
-}
-
-// Backward of head h (the whole head: dk and dv accumulate over its query blocks).
-// Scratch: kt (E x S), vt (Ev x S), p / dp / pd (kBlockRows x S each).
-template <class T>
-LUCID_ALWAYS_INLINE void backward_head_impl(const AttnArgs<T>& a, int64_t h, const T* out, const T* lse, const T* gout,
-                                          const AttnGrads<T>& g, T* kt, T* vt, T* p, T* dp, T* pd) {
-  const int64_t L = a.L, S = a.S, E = a.E, Ev = a.Ev;
-  const T* k = a.k + a.k_off[h];
-  const T* v = a.v + a.v_off[h];
-  T* dk = g.dk + h * S * E;
-  T* dv = g.dv + h * S * Ev;
-  std::fill(dk, dk + S * E, T(0));
-  std::fill(dv, dv + S * Ev, T(0));
-  transpose(k, a.k_ld, S, E, kt, S);
-  transpose(v, a.v_ld, S, Ev, vt, S);
-  const T ninf = -std::numeric_limits<T>::infinity();
-  for (int64_t i0 = 0; i0 < L; i0 += kBlockRows) {
-    const int64_t i1 = std::min(L, i0 + kBlockRows), rows = i1 - i0;
-    const int64_t kmax = a.causal ? std::min(S, i1) : S;
-    const int64_t ld = std::max<int64_t>(kmax, 1);
-    const T* q = a.q + a.q_off[h] + i0 * a.q_ld;
-    const T* go = gout + (h * L + i0) * Ev;
-    T* dq = g.dq + (h * L + i0) * E;
-    // p = exp(s - lse), recomputed exactly as the forward computed s.
-    if (a.causal) mm<T, false, Tri::Cols>(rows, kmax, E, q, a.q_ld, kt, S, p, ld, false, i0);
-    else mm<T, false>(rows, kmax, E, q, a.q_ld, kt, S, p, ld, false);
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t i = i0 + r, n = row_keys(a.causal, i, kmax);
-      T* pr = p + r * ld;
-      const T l = lse[h * L + i];
-      if (l == ninf) {
-        std::fill(pr, pr + kmax, T(0));
-      } else {
-        scale_mask_row(a, h, i, pr, n);
-        for (int64_t j = 0; j < n; ++j) pr[j] = exp_row(pr[j] - l);
-        std::fill(pr + n, pr + kmax, T(0));
-      }
-      if (a.keep) drop_row(a, h, i, pr, pd + r * ld, kmax);
-    }
-    const T* pv = a.keep ? pd : p;  // the probabilities that multiplied v
-    if (a.causal) {
-      mm<T, true, Tri::KLower>(kmax, Ev, rows, pv, ld, go, Ev, dv, Ev, true, i0);  // dv += pd^T dout
-      mm<T, false, Tri::Cols>(rows, kmax, Ev, go, Ev, vt, S, dp, ld, false, i0);   // dp = dout v^T
-    } else {
-      mm<T, true>(kmax, Ev, rows, pv, ld, go, Ev, dv, Ev, true);
-      mm<T, false>(rows, kmax, Ev, go, Ev, vt, S, dp, ld, false);
-    }
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t i = i0 + r, n = row_keys(a.causal, i, kmax);
-      const T* orow = out + (h * L + i) * Ev;
-      const T* grow = go + r * Ev;
-      T d = 0;  // rowsum(dout * out) = sum_j p_j dp_j
-#pragma omp simd reduction(+ : d)
-      for (int64_t e = 0; e < Ev; ++e) d += grow[e] * orow[e];
-      T* pr = p + r * ld;
-      T* dr = dp + r * ld;
-      if (a.keep) drop_row(a, h, i, dr, dr, n);
-      for (int64_t j = 0; j < n; ++j) dr[j] = pr[j] * (dr[j] - d);  // ds, before the scale
-      std::fill(dr + n, dr + kmax, T(0));  // (dp past the diagonal was not computed)
-      if (g.dmask) {
-        T* mrow = g.dmask + (h * L + i) * S;
-        std::copy(dr, dr + kmax, mrow);
-        std::fill(mrow + kmax, mrow + S, T(0));
-      }
-      for (int64_t j = 0; j < n; ++j) dr[j] *= a.scale;
-    }
-    if (a.causal) {
-      mm<T, false, Tri::KUpper>(rows, E, kmax, dp, ld, k, a.k_ld, dq, E, false, i0);  // dq = ds k
-      mm<T, true, Tri::KLower>(kmax, E, rows, dp, ld, q, a.q_ld, dk, E, true, i0);    // dk += ds^T q
-    } else {
-      mm<T, false>(rows, E, kmax, dp, ld, k, a.k_ld, dq, E, false);
-      mm<T, true>(kmax, E, rows, dp, ld, q, a.q_ld, dk, E, true);
-    }
-  }
-}
-
-// One instantiation per accumulation type, compiled twice (see LUCID_CLONES_AVX2_FMA).
-LUCID_CLONES_AVX2_FMA void forward_block(const AttnArgs<float>& a, int64_t h, int64_t i0, int64_t i1, const float* kt,
-                                     float* s, float* out, float* lse) {
-  forward_block_impl(a, h, i0, i1, kt, s, out, lse);
-}
-LUCID_CLONES_AVX2_FMA void forward_block(const AttnArgs<double>& a, int64_t h, int64_t i0, int64_t i1, const double* kt,
-                                     double* s, double* out, double* lse) {
-  forward_block_impl(a, h, i0, i1, kt, s, out, lse);
-}
-LUCID_CLONES_AVX2_FMA void backward_head(const AttnArgs<float>& a, int64_t h, const float* out, const float* lse,
-                                     const float* gout, const AttnGrads<float>& g, float* kt, float* vt, float* p,
-                                     float* dp, float* pd) {
-  backward_head_impl(a, h, out, lse, gout, g, kt, vt, p, dp, pd);
-}
-LUCID_CLONES_AVX2_FMA void backward_head(const AttnArgs<double>& a, int64_t h, const double* out, const double* lse,
-                                     const double* gout, const AttnGrads<double>& g, double* kt, double* vt,
-                                     double* p, double* dp, double* pd) {
-  backward_head_impl(a, h, out, lse, gout, g, kt, vt, p, dp, pd);
-}
-
-// Threads for `items` work items of `work` multiply-adds each: 1 (no parallel region) unless
-// every thread gets at least kParallelGrain of them.
-int attn_threads(int64_t items, int64_t work) {
-  return int(std::min<int64_t>({int64_t(lucid::num_threads()), items, items * work / kParallelGrain}));
+// Threads for `total` multiply-adds over `items` work items: 1 (no parallel region) unless every
+// thread gets at least kParallelGrain of them.
+int attn_threads(int64_t items, int64_t total) {
+  return std::max(1, int(std::min<int64_t>({int64_t(lucid::num_threads()), items, total / kParallelGrain})));
 }
 
 }  // namespace
@@ -335,45 +177,54 @@ void attention_forward(const AttnArgs<T>& a, T* out, T* lse) {
     std::fill(lse, lse + a.heads * a.L, -std::numeric_limits<T>::infinity());
     return;
   }
-  const int64_t blocks = (a.L + kBlockRows - 1) / kBlockRows;
-  const int64_t items = a.heads * blocks;
-  const int64_t work = std::min(a.L, kBlockRows) * a.S * (a.E + a.Ev);
-  const int nt = std::max(1, attn_threads(items, work));
-  // NOTE: consecutive items share a head; a thread transposes k once per head it meets.
+  // Work items are (head, block of query rows). A causal block costs what its rows attend, so the
+  // threads take contiguous runs of items of equal summed cost, not of equal count.
+  const int64_t blocks = (a.L + kBlockRows - 1) / kBlockRows, items = a.heads * blocks;
+  std::vector<int64_t> pre(size_t(blocks + 1), 0);  // cost of a head's blocks [0, b)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t i0 = b * kBlockRows, rows = std::min(a.L, i0 + kBlockRows) - i0;
+    const int64_t keys = a.causal ? std::min(a.S, i0 + rows / 2 + 1) : a.S;
+    pre[size_t(b + 1)] = pre[size_t(b)] + rows * keys * (a.E + a.Ev + 1);
+  }
+  const int64_t head_cost = pre[size_t(blocks)], total = a.heads * head_cost;
+  const int nt = attn_threads(items, total);
+  const int64_t ld = attn_base::scores_ld(a.S);
   auto run = [&](int64_t b0, int64_t b1) {
-    std::vector<T> kt(size_t(a.E * a.S)), s(size_t(kBlockRows * a.S));
-    int64_t cached = -1;
+    Scratch<T> kt(a.E * ld), s(kBlockRows * ld), inv(kBlockRows);
+    int64_t cached = -1;  // consecutive items share a head: k is transposed once per head met
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t h = b / blocks, i0 = (b % blocks) * kBlockRows;
       if (h != cached) {
-        transpose(a.k + a.k_off[h], a.k_ld, a.S, a.E, kt.data(), a.S);
+        transpose_best(a.k + a.k_off[h], a.k_ld, a.S, a.E, kt.get(), ld);
         cached = h;
       }
-      forward_block(a, h, i0, std::min(a.L, i0 + kBlockRows), kt.data(), s.data(), out, lse);
+      forward_block_best(a, h, i0, std::min(a.L, i0 + kBlockRows), kt.get(), s.get(), inv.get(), out, lse);
     }
   };
-  if (nt <= 1) {
-    run(0, items);
-    return;
+  if (nt <= 1) return run(0, items);
+  // Thread t starts at the first item whose prefix cost reaches t / nt of the total.
+  std::vector<int64_t> start(size_t(nt + 1), items);
+  start[0] = 0;
+  for (int t = 1, b = 0; t < nt; ++t) {
+    const int64_t target = total * t / nt;
+    while (b < items && (b / blocks) * head_cost + pre[size_t(b % blocks)] < target) ++b;
+    start[size_t(t)] = b;
   }
 #pragma omp parallel for num_threads(nt) schedule(static)
-  for (int t = 0; t < nt; ++t) run(items * t / nt, items * (t + 1) / nt);
+  for (int t = 0; t < nt; ++t) run(start[size_t(t)], start[size_t(t + 1)]);
 }
 
 template <class T>
 void attention_backward(const AttnArgs<T>& a, const T* out, const T* lse, const T* gout, const AttnGrads<T>& g) {
   if (a.heads == 0) return;
-  const int nt = std::max(1, attn_threads(a.heads, a.L * a.S * (2 * a.E + 3 * a.Ev)));
+  const int nt = attn_threads(a.heads, a.heads * a.L * a.S * (2 * a.E + 3 * a.Ev));
+  const int64_t ld = attn_base::scores_ld(a.S), blk = std::min(a.L, kBlockRows) * ld;
   auto run = [&](int64_t h0, int64_t h1) {
-    const size_t blk = size_t(kBlockRows * a.S);
-    std::vector<T> kt(size_t(a.E * a.S)), vt(size_t(a.Ev * a.S)), p(blk), dp(blk), pd(a.keep ? blk : 0);
+    Scratch<T> kt(a.E * ld), vt(a.Ev * ld), p(blk), dp(blk), pd(a.keep ? blk : 0);
     for (int64_t h = h0; h < h1; ++h)
-      backward_head(a, h, out, lse, gout, g, kt.data(), vt.data(), p.data(), dp.data(), pd.data());
+      backward_head_best(a, h, out, lse, gout, g, kt.get(), vt.get(), p.get(), dp.get(), pd.get());
   };
-  if (nt <= 1) {
-    run(0, a.heads);
-    return;
-  }
+  if (nt <= 1) return run(0, a.heads);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int t = 0; t < nt; ++t) run(a.heads * t / nt, a.heads * (t + 1) / nt);
 }

@@ -6,10 +6,11 @@
 //   dv += pd^T dout, dp = (dout v^T) * keep / (1 - p_drop), ds = p * (dp - rowsum(dout * out)),
 //   dq = scale * ds k, dk += scale * ds^T q, dmask = ds.
 // Operands are per-head base offsets (broadcast batch dims and grouped-query heads resolve to
-// offsets in the op layer) with unit element stride and any row stride. Heads (and, in the
-// forward, blocks of query rows) are split over OpenMP threads; each thread keeps its scratch
-// (k^T, v^T, one block of scores) in its own small buffers. float32 rows are vectorised (AVX2
-// clone); float64 accumulates in double.
+// offsets in the op layer) with unit element stride and any row stride. Every product runs on one
+// register-tile kernel (attention_vec.inc; AVX-512, AVX2 and baseline copies picked at run time);
+// causal blocks skip the tiles past the diagonal. The forward splits (head, block of query rows)
+// items over OpenMP threads by their causal cost, the backward splits heads; each thread keeps its
+// scratch (k^T, v^T, a block's scores) in its own buffers. float64 accumulates in double.
 #pragma once
 #include <cstdint>
 
