@@ -422,3 +422,22 @@ def test_conv_third_order_gradgradcheck(stride, groups):
         return pylucid.autograd.grad((y.tanh()).sum(), (a, k, c), create_graph=True)
 
     assert gradgradcheck(first, (x, w, b), atol=1e-4)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing,weighted", [(0.0, False), (0.2, True)])
+def test_cross_entropy_third_order_gradgradcheck(reduction, smoothing, weighted):
+    """Guards third order through CrossEntropyBackwardBackward (MAML with several inner steps on a
+    classifier differentiates it again; it raised), with class weights, label smoothing,
+    ignore_index and every reduction."""
+    x = t64(RNG.standard_normal((4, 3)))
+    tgt = pylucid.tensor([2, 0, -100, 1])
+    w = pylucid.tensor([0.5, 1.5, 1.0], dtype=F64) if weighted else None
+    c = pylucid.tensor(RNG.standard_normal(4), dtype=F64)
+
+    def first(a):
+        loss = F.cross_entropy(a, tgt, weight=w, reduction=reduction, label_smoothing=smoothing)
+        loss = (loss * c).sum() if reduction == "none" else loss
+        return pylucid.autograd.grad(loss, a, create_graph=True)[0]
+
+    assert gradgradcheck(first, (x,))
