@@ -54,7 +54,7 @@ class detect_anomaly(_AnomalyContext):
     ...         y.backward()
     ...     except pylucid.LucidError as e:
     ...         print(str(e).splitlines()[0][:60])
-    detect_anomaly: function 'DivBackward' (the backward of div) 
+    Function 'DivBackward0' returned nan values in its 1th outpu
     """
 
     def __init__(self, check_nan=True):

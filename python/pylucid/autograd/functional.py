@@ -93,7 +93,7 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     keep = create_graph if retain_graph is None else retain_graph
     rows = [grad(outputs, inputs, [g[k] for g in grads], retain_graph=True if k < n - 1 else keep,
                  create_graph=create_graph, allow_unused=True) for k in range(n)]
-    res = []
+    res: list = []
     for i, t in enumerate(inputs):
         col = [r[i] for r in rows]
         if any(c is None for c in col):

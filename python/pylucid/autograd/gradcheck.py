@@ -281,7 +281,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         # program's random stream after gradgradcheck is PyTorch's.
         from ..testing import make_tensor  # noqa: PLC0415
 
-        grad_outputs = [make_tensor(tuple(o.shape), dtype=o.dtype if o.is_floating_point() else _C.float64,
+        grad_outputs = [make_tensor(tuple(o.shape), dtype=o.dtype if o.is_floating_point() else _C.dtype.float64,
                                     low=-1, high=1, requires_grad=True, noncontiguous=gen_non_contig_grad_outputs)
                         for o in _outputs(func, inputs) if o.requires_grad]
     grad_outputs = _as_tuple(grad_outputs)

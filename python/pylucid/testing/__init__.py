@@ -130,8 +130,8 @@ def make_tensor(*shape, dtype, device=None, low=None, high=None, requires_grad=F
         raise ValueError("The parameters `noncontiguous` and `memory_format` are mutually exclusive")
     noncontiguous = noncontiguous and math.prod(shape) > 1
     draw = (*shape[:-1], 2 * shape[-1]) if noncontiguous else shape
-    if dtype == pylucid.bool:
-        result = pylucid.randint(0, 2, draw, dtype=pylucid.bool)
+    if dtype == _C.dtype.bool:
+        result = pylucid.randint(0, 2, draw, dtype=_C.dtype.bool)
     else:
         info = pylucid.finfo(dtype) if floating else pylucid.iinfo(dtype)
         lo, hi = (-9 if low is None else low), ((9 if floating else 10) if high is None else high)
