@@ -378,3 +378,66 @@ def test_piecewise_linear_third_order_is_zero_not_an_error():
         (g,) = pylucid.autograd.grad(f(x).sum(), x, create_graph=True)
         (h,) = pylucid.autograd.grad(g.sum(), x, create_graph=True)
         assert h.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_softmax_third_order_gradgradcheck(log, dim):
+    """Guards third order through (log_)softmax's fused double backward, which silently dropped
+    the path through the saved output (a wrong third derivative, no error) before it wrote its
+    own backward with recorded ops."""
+    x = t64(RNG.standard_normal((3, 4)))
+    c = pylucid.tensor(RNG.standard_normal((3, 4)), dtype=F64)
+    f = F.log_softmax if log else F.softmax
+
+    def first(a):
+        return pylucid.autograd.grad((f(a, dim) * c).sum(), a, create_graph=True)[0]
+
+    assert gradgradcheck(first, (x,))
+
+
+def test_softmax_third_order_matches_torch():
+    """Guards the weighted third derivative of softmax(z)[0] against PyTorch's."""
+    torch = pytest.importorskip("torch")
+    res = []
+    for lib, fn in ((pylucid, F), (torch, torch.nn.functional)):
+        z = lib.tensor([0.3, -0.8, 1.5], dtype=lib.float64, requires_grad=True)
+        for f in (lambda t: fn.softmax(t, 0)[0], lambda t: fn.log_softmax(t, 0)[1]):
+            g = lib.autograd.grad(f(z), z, create_graph=True)[0]
+            h = lib.autograd.grad((g * lib.tensor([1.0, 2.0, -1.0], dtype=lib.float64)).sum(), z, create_graph=True)[0]
+            res.append(lib.autograd.grad((h * lib.tensor([0.5, -1.0, 3.0], dtype=lib.float64)).sum(), z)[0].tolist())
+    np.testing.assert_allclose(res[:2], res[2:], rtol=1e-10)
+
+
+@pytest.mark.parametrize("stride,groups", [(1, 1), (2, 2)])
+def test_conv_third_order_gradgradcheck(stride, groups):
+    """Guards third order through ConvolutionBackwardBackward (several inner MAML steps on a conv
+    net differentiate it again): it raised 'double backward is not implemented'."""
+    x = t64(RNG.standard_normal((1, 2, 5, 5)))
+    w = t64(RNG.standard_normal((2, 2 // groups, 3, 3)))
+    b = t64(RNG.standard_normal(2))
+
+    def first(a, k, c):
+        y = F.conv2d(a, k, c, stride=stride, padding=1, groups=groups)
+        return pylucid.autograd.grad((y.tanh()).sum(), (a, k, c), create_graph=True)
+
+    assert gradgradcheck(first, (x, w, b), atol=1e-4)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing,weighted", [(0.0, False), (0.2, True)])
+def test_cross_entropy_third_order_gradgradcheck(reduction, smoothing, weighted):
+    """Guards third order through CrossEntropyBackwardBackward (MAML with several inner steps on a
+    classifier differentiates it again; it raised), with class weights, label smoothing,
+    ignore_index and every reduction."""
+    x = t64(RNG.standard_normal((4, 3)))
+    tgt = pylucid.tensor([2, 0, -100, 1])
+    w = pylucid.tensor([0.5, 1.5, 1.0], dtype=F64) if weighted else None
+    c = pylucid.tensor(RNG.standard_normal(4), dtype=F64)
+
+    def first(a):
+        loss = F.cross_entropy(a, tgt, weight=w, reduction=reduction, label_smoothing=smoothing)
+        loss = (loss * c).sum() if reduction == "none" else loss
+        return pylucid.autograd.grad(loss, a, create_graph=True)[0]
+
+    assert gradgradcheck(first, (x,))

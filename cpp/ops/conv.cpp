@@ -376,3 +376,40 @@ std::vector<TensorImplPtr> ConvolutionBackwardBackward::apply(const TensorImplPt
 }
 
 }  // namespace lucid
+
+namespace lucid {
+
+std::vector<TensorImplPtr> ConvolutionBackwardBackward::apply_graph(const TensorImplPtr& up) {
+  const TensorImplPtr &g = saved_[0], &x = saved_[1], &w = saved_[2];
+  const DType wd = is_half(compute_dtype_) ? DType::Float32 : compute_dtype_;
+  const bool need_g = needs_input_grad(0), need_x = needs_input_grad(1), need_w = needs_input_grad(2);
+  auto u = to(up, wd, false);
+  // One gradient (slot 0: input, 1: weight) of the convolution of (a, b) at grad_out g, recorded:
+  // a ConvolutionBackward that only serves as the calculator, wired to this node's edge.
+  auto conv_grad = [&](const TensorImplPtr& a, const TensorImplPtr& b, size_t slot, DType out_dtype) {
+    auto n = std::make_shared<ConvolutionBackward>();
+    n->next_edges = {Edge{}, Edge{}, Edge{}};
+    n->next_edges[slot] = next_edges[slot == 0 ? 1 : 2];
+    n->save(0, a), n->save(1, b);
+    n->spec_ = spec_;
+    n->compute_dtype_ = compute_dtype_;
+    n->x_dtype_ = n->w_dtype_ = out_dtype;
+    return n->apply_graph(to(g, wd, false))[slot];
+  };
+  TensorImplPtr dg, dx, dw;
+  if (wrt_ == 0) {  // upstream of dx
+    if (need_g) dg = convolution(u, to(w, wd, false), nullptr, spec_, "ConvolutionBackward");
+    if (need_w) dw = conv_grad(u, w, 1, w->dtype);
+  } else if (wrt_ == 1) {  // upstream of dW
+    if (need_g) dg = convolution(to(x, wd, false), u, nullptr, spec_, "ConvolutionBackward");
+    if (need_x) dx = conv_grad(x, u, 0, x->dtype);
+  } else if (need_g) {  // upstream of db: broadcast over (N,) C, spatial
+    Shape bshape(g->shape.size(), 1);
+    const size_t cdim = g->ndim() == spec_.dims + 2 ? 1 : 0;
+    bshape[cdim] = u->numel();
+    dg = expand(reshape(u, bshape), g->shape);
+  }
+  return {dg ? to(dg, g->dtype, false) : nullptr, dx, dw};
+}
+
+}  // namespace lucid

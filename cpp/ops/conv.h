@@ -45,6 +45,9 @@ struct ConvolutionBackwardBackward : FuncOp<ConvolutionBackwardBackward, 3> {
   DType compute_dtype_ = kDefaultFloat;
   const char* name() const override { return "ConvolutionBackwardBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // Third order: the same terms recorded (a convolution, or one gradient of a convolution taken
+  // through ConvolutionBackward::apply_graph), so they differentiate again.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
 };
 
 // x (N, C_in, [H,] W) or unbatched (C_in, [H,] W); weight (C_out, C_in/groups, [kH,] kW) for a

@@ -283,6 +283,38 @@ std::vector<TensorImplPtr> CrossEntropyBackwardBackward::apply(const TensorImplP
   return {d_g, cast_or_null(d_x, in_dtype_), cast_or_null(d_q, target_dtype_)};
 }
 
+std::vector<TensorImplPtr> CrossEntropyBackwardBackward::apply_graph(const TensorImplPtr& up) {
+  const auto &g = saved_[0], &xc = saved_[1], &tc = saved_[2];
+  const bool need_ds = needs_input_grad(0), need_dx = needs_input_grad(1);
+  if (prob_target_ || !up || (!need_ds && !need_dx)) {
+    const bool graph = (up && up->requires_grad) || g->requires_grad || tc->requires_grad;
+    LUCID_CHECK(!prob_target_ || !graph, name(), ": a third derivative with probability targets is not implemented");
+    NoGradGuard no_grad;
+    return apply(up);
+  }
+  const DType dt = xc->dtype;
+  const int64_t O = geom_.outer, C = geom_.classes, I = geom_.inner;
+  auto k = class_coef(tc, weight_, geom_, ignore_index_, label_smoothing_, dt);  // (O, C, I), constant
+  auto ksum = sum(k, {1}, /*keepdim=*/true);
+  auto x3 = reshape(saved_input_graph(xc, next_edges[1], in_shape_, in_dtype_), {O, C, I});
+  auto p = softmax(x3, 1);
+  auto u3 = reshape(to(up, dt, false), {O, C, I});
+  auto s = grad_scale_graph(*this, g, dt, {O, 1, I});
+  TensorImplPtr d_g, d_x;
+  if (need_dx) {
+    auto v = neg(mul(mul(s, ksum), u3));
+    d_x = to(reshape(mul(p, sub(v, sum(mul(v, p), {1}, true))), in_shape_), in_dtype_, false);
+  }
+  if (need_ds) {
+    auto d_s = sum(mul(u3, sub(k, mul(p, ksum))), {1}, /*keepdim=*/true);  // (O, 1, I)
+    if (reduction_ == Reduction::None) d_g = reshape(d_s, g->shape);
+    else d_g = reshape(reduction_ == Reduction::Mean ? div(sum(d_s, {}, false), scalar_tensor(denom_, dt))
+                                                     : sum(d_s, {}, false), g->shape);
+    d_g = to(d_g, g->dtype, false);
+  }
+  return {d_g, d_x, nullptr};
+}
+
 // ---- nll_loss --------------------------------------------------------------------------
 
 const OpSchema& NllLossBackward::schema_v1 = register_schema(

@@ -80,6 +80,11 @@ struct CrossEntropyBackwardBackward : FuncOp<CrossEntropyBackwardBackward, 3>, L
   bool prob_target_ = false, wrt_target_ = false;
   const char* name() const override { return "CrossEntropyBackwardBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // Third order (class-index targets): with K = d loss / d log_softmax (a constant of the
+  // targets, weights and smoothing) and s the reduction's scale of g, gx = s (K - p sum(K)),
+  // p = softmax(x); its two gradients are written with recorded ops from that, so they
+  // differentiate again. Probability targets stop at second order.
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
   void release_saved() override {
     saved_lse_.reset();
     weight_.reset();

@@ -106,6 +106,7 @@ std::vector<TensorImplPtr> SoftmaxBackwardT<Log>::apply_graph(const TensorImplPt
   n->next_edges = {g->requires_grad ? gradient_edge(g) : Edge{}, Edge{this->shared_from_this(), 0}};
   n->save(0, g);
   n->save(1, y);
+  n->dim_ = dim_;
   n->outer_ = outer_, n->n_ = n_, n->inner_ = inner_;
   attach_node(gx, std::move(n));
   return {to(gx, in_dtype_, false)};
@@ -127,6 +128,33 @@ std::vector<TensorImplPtr> SoftmaxBackwardBackwardT<Log>::apply(const TensorImpl
                                         d_g ? d_g->template data<T>() : nullptr,
                                         d_y ? d_y->template data<T>() : nullptr, outer_, n_, inner_, Log);
   });
+  return {d_g, d_y};
+}
+
+template <bool Log>
+std::vector<TensorImplPtr> SoftmaxBackwardBackwardT<Log>::apply_graph(const TensorImplPtr& up) {
+  const TensorImplPtr &g = this->saved_[0], &y = this->saved_[1];
+  const bool need_dg = this->needs_input_grad(0), need_dy = this->needs_input_grad(1);
+  if (!up || (!need_dg && !need_dy)) return {nullptr, nullptr};
+  // y as it enters the graph: its gradient flows into the forward's node (edge 1).
+  auto yg = detach(y);
+  if (need_dy) {
+    yg->requires_grad = true;
+    yg->grad_fn = this->next_edges[1].fn;
+  }
+  auto u = to(up, y->dtype, false);
+  const std::vector<int64_t> d = y->ndim() == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{dim_};
+  auto rsum = [&](const TensorImplPtr& t) { return sum(t, d, /*keepdim=*/true); };
+  TensorImplPtr d_g, d_y;
+  if constexpr (Log) {
+    auto ue = mul(u, exp(yg));
+    if (need_dg) d_g = sub(u, rsum(ue));
+    if (need_dy) d_y = neg(mul(ue, rsum(g)));
+  } else {
+    auto t = rsum(mul(u, yg));
+    if (need_dg) d_g = mul(yg, sub(u, t));
+    if (need_dy) d_y = sub(mul(u, sub(g, rsum(mul(g, yg)))), mul(g, t));
+  }
   return {d_g, d_y};
 }
 

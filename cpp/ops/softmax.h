@@ -40,9 +40,15 @@ using LogSoftmaxBackward = SoftmaxBackwardT<true>;
 template <bool Log>
 struct SoftmaxBackwardBackwardT : FuncOp<SoftmaxBackwardBackwardT<Log>, 2> {
   static const OpSchema& schema_v1;
+  int64_t dim_ = 0;  // wrapped (a 0-d input: a row of one element)
   int64_t outer_ = 1, n_ = 1, inner_ = 1;
   const char* name() const override { return Log ? "LogSoftmaxBackwardBackward" : "SoftmaxBackwardBackward"; }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& grad_out);
+  // Third order: the same two gradients written with recorded ops on g and y (y entering the
+  // graph through the forward's node), so they differentiate again:
+  //   softmax      d_g = y (u - sum(u y)),   d_y = u (g - sum(g y)) - g sum(u y)
+  //   log_softmax  d_g = u - sum(u e^y),     d_y = -u e^y sum(g)
+  std::vector<TensorImplPtr> apply_graph(const TensorImplPtr& grad_out);
 };
 template <> const OpSchema& SoftmaxBackwardBackwardT<false>::schema_v1;
 template <> const OpSchema& SoftmaxBackwardBackwardT<true>::schema_v1;

@@ -121,6 +121,8 @@ CASES = [
     ("influence", 1e-6, 1e-9),
     ("custom_functions", 1e-9, 1e-12),
     ("autograd_semantics", 1e-6, 1e-7),
+    ("maml_conv", 1e-4, 1e-5),
+    ("double_backward_ops", 1e-7, 1e-9),
 ]
 
 
