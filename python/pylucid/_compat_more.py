@@ -480,6 +480,7 @@ def _as_method(fn):
         return fn(self, *args, **kwargs)
     method.__name__ = method.__qualname__ = fn.__name__
     method.__doc__ = f"Method form of pylucid.{fn.__name__}."
+    setattr(method, "__wrapped__", fn)  # its keywords are fn's
     return method
 
 

@@ -289,7 +289,6 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _alpha_dropout(op, input, p, training, mask_shape):
-    from .._random import bernoulli  # noqa: PLC0415
     _tensor_input(op, input)
     if not isinstance(p, (int, float)) or not 0 <= p <= 1:
         raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
@@ -301,7 +300,9 @@ def _alpha_dropout(op, input, p, training, mask_shape):
     # zero mean and unit variance (Klambauer et al., 2017), as PyTorch's.
     alpha = _SELU_ALPHA * _SELU_SCALE
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-    keep = bernoulli(_C._full(tuple(mask_shape), 1.0 - p, input.dtype))
+    # PyTorch draws the mask with noise.bernoulli_(1 - p) (a float p: 53-bit uniforms), not
+    # bernoulli(tensor of p) (uniforms in the tensor's dtype), which differs for float32.
+    keep = _C._full(tuple(mask_shape), 0.0, input.dtype).bernoulli_(1.0 - p)
     b = (keep - 1.0) * (alpha * a) + alpha * a * p
     return input * (keep * a) + b
 
