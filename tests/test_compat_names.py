@@ -919,3 +919,44 @@ def test_numpy_keyword_names_keep_errors():
     with pytest.raises(TypeError):
         pylucid.median(x, dim=0, axis=1)
     assert pylucid.median(x, axis=0, keepdims=True).values.shape == (1, 3)
+
+
+def test_foreach_functions_match_torch():
+    """Guards against torch._foreach_* (used by EMA and optimizer code) being missing or giving
+    other values: number, list-of-numbers, list-of-tensor and tensor operands, alpha/value
+    keywords, the in-place forms returning the list, and mismatched list lengths refused."""
+    rng = np.random.default_rng(4)
+    a = [rng.standard_normal((2, 3)), rng.standard_normal(4)]
+    b = [rng.standard_normal((2, 3)), rng.standard_normal(4)]
+    cases = [("add", lambda L, o: (1.5,), {}), ("add", lambda L, o: (o,), {"alpha": 0.3}),
+             ("sub", lambda L, o: (o,), {"alpha": 2.0}), ("mul", lambda L, o: ([2.0, -1.0],), {}),
+             ("div", lambda L, o: (L.tensor(4.0, dtype=L.float64),), {}), ("maximum", lambda L, o: (o,), {}),
+             ("clamp_min", lambda L, o: (0.1,), {}), ("pow", lambda L, o: (2,), {}),
+             ("lerp", lambda L, o: (o, 0.25), {}), ("addcmul", lambda L, o: (o, o), {"value": 0.5}),
+             ("addcdiv", lambda L, o: (o, [t.abs() + 1 for t in o]), {"value": 2.0}), ("sqrt", lambda L, o: (), {}),
+             ("exp", lambda L, o: (), {}), ("neg", lambda L, o: (), {})]
+    libs = [pylucid] + ([torch] if torch is not None else [])
+    results = []
+    for lib in libs:
+        out = []
+        for name, args, kw in cases:
+            xs = [lib.tensor(v) for v in a]
+            os_ = [lib.tensor(v) for v in b]
+            if name == "sqrt":
+                xs = [x.abs() for x in xs]
+            r = getattr(lib, "_foreach_" + name)(xs, *args(lib, os_), **kw)
+            assert isinstance(r, tuple) and len(r) == 2
+            c = [x.clone() for x in xs]
+            assert getattr(lib, "_foreach_" + name + "_")(c, *args(lib, os_), **kw) is c
+            out.append([np.asarray(t) for t in r] + [np.asarray(t) for t in c])
+        out.append([np.asarray(t) for t in lib._foreach_norm([lib.tensor(v) for v in a])])
+        results.append(out)
+    for case in results[0][:-1]:
+        for got, want in zip(case[:2], case[2:]):
+            np.testing.assert_array_equal(got, want)  # in-place equals out-of-place
+    if torch is not None:
+        for ours, theirs in zip(results[0], results[1]):
+            for o, t in zip(ours, theirs):
+                np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="same number of tensors"):
+        pylucid._foreach_add([pylucid.ones(2)], [pylucid.ones(2), pylucid.ones(2)])

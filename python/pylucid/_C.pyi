@@ -2124,9 +2124,9 @@ class Tensor:
         """
         input - alpha * other, elementwise with broadcasting (other a Tensor or number).
         """
-    def sub_(self, arg0: typing.Any) -> typing.Any:
+    def sub_(self, other: typing.Any, *, alpha: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> typing.Any:
         """
-        self -= other in place (a Tensor or number, broadcast to self's shape) and returns self; recorded by autograd (refused on a leaf that requires grad).
+        self -= alpha * other in place (a Tensor or number, broadcast to self's shape) and returns self; recorded by autograd (refused on a leaf that requires grad).
         """
     def subtract(self, *args, **kwargs):
         """

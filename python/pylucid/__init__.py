@@ -80,6 +80,9 @@ _out.install(globals(), (_math, _math_ext, _shape, _compat, _tensor, _index_ext)
 from . import _numpy_kwargs  # noqa: E402
 
 _numpy_kwargs.install(globals(), (Tensor,))
+from . import _foreach  # noqa: E402
+
+globals().update(_foreach.functions())
 _numpy_kwargs.install(vars(linalg))
 _numpy_kwargs.install(vars(special))
 

@@ -123,6 +123,8 @@ CASES = [
     ("annotated_transformer", 1e-3, 1e-5),
     ("word_lm", 1e-3, 1e-5),
     ("ppo", 1e-3, 1e-5),
+    ("data_pipeline", 1e-3, 1e-5),
+    ("ema_checkpointing", 1e-3, 1e-5),
 ]
 
 
