@@ -133,6 +133,9 @@ CASES = [
     # runs it in bfloat16 (docs/coming_from_pytorch.rst): equal to bfloat16's resolution.
     ("autocast_cpu", 2e-2, 2e-2),
     ("mc_dropout_uncertainty", 1e-3, 1e-5),
+    ("tensor_tutorial_bits", 1e-6, 1e-7),
+    ("attention_variants", 1e-4, 1e-5),
+    ("recsys_mf", 1e-3, 1e-5),
 ]
 
 
