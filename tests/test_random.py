@@ -287,3 +287,25 @@ def test_rng_state_is_torchs_byte_image():
     pylucid.set_rng_state(pylucid.tensor(saved.numpy().astype("int64")))
     assert pylucid.randn(40).tolist() == a
     pylucid.manual_seed(0)
+
+
+def test_log_normal_matches_torch_stream():
+    """Guards against Tensor.log_normal_ missing (PyTorch's in-place sampler) or drawing another
+    stream than PyTorch's per-element double sampler, whose cached second Box-Muller value it
+    shares with normal_ (a randn of < 16 elements before it leaves one)."""
+    pylucid.manual_seed(4)
+    big = pylucid.empty(20000, dtype=pylucid.float64).log_normal_(0.5, 0.25).log()
+    assert abs(big.mean().item() - 0.5) < 0.01 and abs(big.std().item() - 0.25) < 0.01
+    assert (pylucid.empty(5).log_normal_() > 0).all()
+    with pytest.raises(RuntimeError, match="std > 0"):
+        pylucid.empty(3).log_normal_(0.0, 0.0)
+    torch = pytest.importorskip("torch")
+    for dt in ("float32", "float64", "bfloat16"):
+        pylucid.manual_seed(9)
+        torch.manual_seed(9)
+        pylucid.randn(3)
+        torch.randn(3)
+        ours = pylucid.empty(37, dtype=getattr(pylucid, dt)).log_normal_(0.2, 0.7)
+        theirs = torch.empty(37, dtype=getattr(torch, dt)).log_normal_(0.2, 0.7)
+        assert ours.float().tolist() == theirs.float().tolist()
+        assert pylucid.randn(2).tolist() == torch.randn(2).tolist()

@@ -1493,6 +1493,10 @@ class Tensor:
         """
         In-place log: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def log_normal_(self, mean: typing.Any = 1.0, std: typing.Any = 2.0, *, generator: typing.Any = None) -> Tensor:
+        """
+        Fills self (floating) in place with exp(N(mean, std)) samples and returns self; the stream PyTorch's CPU log_normal_ draws for the same seed.
+        """
     def log_softmax(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         x - logsumexp(x) along dim, computed stably; floating input, same shape. Float32 for half inputs under autocast; differentiable (LogSoftmaxBackward).

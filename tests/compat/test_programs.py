@@ -136,6 +136,7 @@ CASES = [
     ("tensor_tutorial_bits", 1e-6, 1e-7),
     ("attention_variants", 1e-4, 1e-5),
     ("recsys_mf", 1e-3, 1e-5),
+    ("gradcam_hooks", 1e-4, 1e-5),
 ]
 
 
