@@ -137,6 +137,7 @@ CASES = [
     ("attention_variants", 1e-4, 1e-5),
     ("recsys_mf", 1e-3, 1e-5),
     ("gradcam_hooks", 1e-4, 1e-5),
+    ("mixup_cutmix", 1e-3, 1e-4),
 ]
 
 
