@@ -138,6 +138,7 @@ CASES = [
     ("recsys_mf", 1e-3, 1e-5),
     ("gradcam_hooks", 1e-4, 1e-5),
     ("mixup_cutmix", 1e-3, 1e-4),
+    ("mdn", 1e-3, 1e-5),
 ]
 
 
