@@ -857,3 +857,106 @@ def test_func_transforms_match_torch():
         nn.utils.stateless.functional_call(m1, p1, (pylucid.tensor(xs),))
     with pytest.raises(RuntimeError, match="scalar"):
         grad(lambda v: v * 2)(pylucid.ones(2))
+
+
+_NUMPY_KW_CALLS = [
+    ("sum", (), {"axis": 0}), ("sum", (), {"axis": 1, "keepdims": True}), ("mean", (), {"axis": -1}),
+    ("cumprod", (), {"axis": 0}), ("cumsum", (), {"axis": 1}), ("max", (), {"axis": 0}),
+    ("argmax", (), {"axis": 1, "keepdims": True}), ("amin", (), {"axis": 0, "keepdims": True}),
+    ("std", (), {"axis": 0}), ("var", (), {"axis": 1, "keepdims": True}), ("logsumexp", (), {"axis": 1}),
+    ("softmax", (), {"axis": 0}), ("all", (), {"axis": 1}), ("any", (), {"axis": 0, "keepdims": True}),
+    ("median", (), {"axis": 1}), ("nansum", (), {"axis": 0}), ("nanmean", (), {"axis": 1, "keepdims": True}),
+    ("kthvalue", (2,), {"axis": 1}), ("cummax", (), {"axis": 0}), ("sort", (), {"axis": 0}),
+    ("unsqueeze", (), {"axis": 0}), ("flatten", (), {}), ("count_nonzero", (), {"axis": 0}),
+    ("tensor_split", (2,), {"axis": 1}), ("trapezoid", (), {"axis": 0}), ("prod", (), {"axis": 1}),
+]
+
+
+def _numpy_kw_call(lib, name, args, kw, method):
+    x = lib.tensor([[1.0, 4.0, 2.0], [3.0, 0.0, 5.0]])
+    if name in ("all", "any"):
+        x = x > 2
+    if method and hasattr(x, name):
+        return getattr(x, name)(*args, **kw)
+    return getattr(lib, name)(x, *args, **kw)
+
+
+def _plain(r):
+    if hasattr(r, "tolist"):
+        return r.tolist()
+    return [_plain(v) for v in r]
+
+
+def _flat(v):
+    return [float(y) for x in v for y in _flat(x)] if isinstance(v, list) else [v]
+
+
+@pytest.mark.parametrize("name,args,kw", _NUMPY_KW_CALLS, ids=[c[0] + "-" + "-".join(c[2]) for c in _NUMPY_KW_CALLS])
+def test_numpy_keyword_names(name, args, kw):
+    """Guards against torch.cumprod(x, axis=0) or x.sum(axis=1, keepdims=True), which PyTorch's
+    native functions and methods accept, raising TypeError; the result equals the dim/keepdim call
+    (and PyTorch's)."""
+    renamed = {{"axis": "dim", "keepdims": "keepdim"}.get(k, k): v for k, v in kw.items()}
+    for method in (False, True):
+        ours = _plain(_numpy_kw_call(pylucid, name, args, kw, method))
+        assert ours == _plain(_numpy_kw_call(pylucid, name, args, renamed, method))
+        if torch is not None:
+            theirs = _plain(_numpy_kw_call(torch, name, args, kw, method))
+            assert str(ours).count("[") == str(theirs).count("[")
+            np.testing.assert_allclose(_flat(ours), _flat(theirs), rtol=1e-6)
+
+
+def test_numpy_keyword_names_keep_errors():
+    """Guards against the renaming overload hiding real mistakes: an unknown keyword still raises
+    TypeError naming the function, and dim given both ways is refused."""
+    x = pylucid.ones(2, 3)
+    with pytest.raises(TypeError, match="sum"):
+        x.sum(dims=0)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        pylucid.cumsum(x, axis=0, bogus=1)
+    with pytest.raises(TypeError):
+        x.sum(dim=0, axis=1)
+    with pytest.raises(TypeError):
+        pylucid.median(x, dim=0, axis=1)
+    assert pylucid.median(x, axis=0, keepdims=True).values.shape == (1, 3)
+
+
+def test_foreach_functions_match_torch():
+    """Guards against torch._foreach_* (used by EMA and optimizer code) being missing or giving
+    other values: number, list-of-numbers, list-of-tensor and tensor operands, alpha/value
+    keywords, the in-place forms returning the list, and mismatched list lengths refused."""
+    rng = np.random.default_rng(4)
+    a = [rng.standard_normal((2, 3)), rng.standard_normal(4)]
+    b = [rng.standard_normal((2, 3)), rng.standard_normal(4)]
+    cases = [("add", lambda L, o: (1.5,), {}), ("add", lambda L, o: (o,), {"alpha": 0.3}),
+             ("sub", lambda L, o: (o,), {"alpha": 2.0}), ("mul", lambda L, o: ([2.0, -1.0],), {}),
+             ("div", lambda L, o: (L.tensor(4.0, dtype=L.float64),), {}), ("maximum", lambda L, o: (o,), {}),
+             ("clamp_min", lambda L, o: (0.1,), {}), ("pow", lambda L, o: (2,), {}),
+             ("lerp", lambda L, o: (o, 0.25), {}), ("addcmul", lambda L, o: (o, o), {"value": 0.5}),
+             ("addcdiv", lambda L, o: (o, [t.abs() + 1 for t in o]), {"value": 2.0}), ("sqrt", lambda L, o: (), {}),
+             ("exp", lambda L, o: (), {}), ("neg", lambda L, o: (), {})]
+    libs = [pylucid] + ([torch] if torch is not None else [])
+    results = []
+    for lib in libs:
+        out = []
+        for name, args, kw in cases:
+            xs = [lib.tensor(v) for v in a]
+            os_ = [lib.tensor(v) for v in b]
+            if name == "sqrt":
+                xs = [x.abs() for x in xs]
+            r = getattr(lib, "_foreach_" + name)(xs, *args(lib, os_), **kw)
+            assert isinstance(r, tuple) and len(r) == 2
+            c = [x.clone() for x in xs]
+            assert getattr(lib, "_foreach_" + name + "_")(c, *args(lib, os_), **kw) is c
+            out.append([np.asarray(t) for t in r] + [np.asarray(t) for t in c])
+        out.append([np.asarray(t) for t in lib._foreach_norm([lib.tensor(v) for v in a])])
+        results.append(out)
+    for case in results[0][:-1]:
+        for got, want in zip(case[:2], case[2:]):
+            np.testing.assert_array_equal(got, want)  # in-place equals out-of-place
+    if torch is not None:
+        for ours, theirs in zip(results[0], results[1]):
+            for o, t in zip(ours, theirs):
+                np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="same number of tensors"):
+        pylucid._foreach_add([pylucid.ones(2)], [pylucid.ones(2), pylucid.ones(2)])

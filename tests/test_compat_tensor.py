@@ -306,3 +306,20 @@ def test_bitwise_and_logical_ops_keep_zero_dim():
               pylucid.logical_xor(a, b), pylucid.isclose(pylucid.tensor(1.0), pylucid.tensor(1.0))):
         assert r.shape == ()
     assert (a | b).item() is True and pylucid.logical_and(a, b).item() is False
+
+
+def test_sub_inplace_alpha_and_rsub_zero_sign():
+    """Guards against x.sub_(y, alpha=...) raising TypeError (PyTorch's sub_ takes alpha, and
+    foreach/EMA code passes it), and rsub(x, y, alpha) giving -0.0 where y - alpha * x is +0.0."""
+    x = pylucid.tensor([1.0, 2.0, 3.0])
+    y = x.clone()
+    assert y.sub_(pylucid.tensor([2.0, 2.0, 2.0]), alpha=0.5) is y and y.tolist() == [0.0, 1.0, 2.0]
+    assert x.clone().sub_(1, alpha=2).tolist() == [-1.0, 0.0, 1.0]
+    w = pylucid.ones(3, requires_grad=True)
+    z = w * 3
+    z.sub_(w, alpha=2)
+    z.sum().backward()
+    assert w.grad.tolist() == [1.0, 1.0, 1.0]
+    r = pylucid.rsub(pylucid.tensor([1.0]), pylucid.tensor([2.0]), alpha=2)
+    assert r.item() == 0.0 and str(r.item()) == "0.0"
+    assert pylucid.rsub(x, 10.0).tolist() == [9.0, 8.0, 7.0]

@@ -227,3 +227,31 @@ def test_non_finite_grid_points():
         b = torch.nn.functional.grid_sample(torch.tensor(xs), torch.tensor(gs), mode, padding, align).numpy()
         np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
         np.testing.assert_allclose(np.nan_to_num(a), np.nan_to_num(b), atol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_identity_grid_gradient_picks_torchs_cells(dt, padding):
+    """Guards against the grid (and theta) gradient of an identity affine_grid, whose points land
+    exactly on pixels, differing from PyTorch's: its 2-D kernel unnormalises with a fused
+    multiply-add, so x = 4 of a 20-wide image becomes 4 - 1 ulp and is read from the cell on the
+    left (the spatial transformer tutorial's first step starts from the identity)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 20, 17))
+    w = rng.standard_normal((2, 3, 20, 17))
+    th = np.tile(np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), (2, 1, 1))
+    grads = []
+    for lib in (pylucid, torch):
+        t = lib.tensor(th, dtype=getattr(lib, dt), requires_grad=True)
+        g = lib.nn.functional.affine_grid(t, (2, 3, 20, 17), align_corners=False)
+        y = lib.nn.functional.grid_sample(lib.tensor(x, dtype=getattr(lib, dt)), g, "bilinear", padding,
+                                          align_corners=False)
+        (y * lib.tensor(w, dtype=getattr(lib, dt))).sum().backward()
+        grads.append(t.grad.double().numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-4 if dt == "float32" else 1e-10, atol=1e-3)
+    c = pylucid.tensor([-0.55], dtype=getattr(pylucid, dt))
+    assert (c + 1).item() * 10 - 0.5 == 4.0 or dt == "float32"
+    assert F.grid_sample(pylucid.arange(20.0, dtype=getattr(pylucid, dt)).reshape(1, 1, 1, 20),
+                         pylucid.stack([c, pylucid.zeros(1, dtype=c.dtype)], -1).reshape(1, 1, 1, 2),
+                         align_corners=False).item() == pytest.approx(4.0)

@@ -86,6 +86,21 @@ def test_alpha_dropout():
     assert pylucid.dropout(x, 0.3, False) is x
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64", "bfloat16"])
+def test_alpha_dropout_masks_equal_torchs(dt):
+    """Guards against alpha_dropout/feature_alpha_dropout drawing their masks with
+    bernoulli(tensor of p) (float32 uniforms) where PyTorch draws noise.bernoulli_(1 - p): the
+    same seed gave other masks in float32 and bfloat16."""
+    torch = pytest.importorskip("torch")
+    for fn, shape in (("alpha_dropout", (3, 50)), ("feature_alpha_dropout", (4, 6, 5))):
+        pylucid.manual_seed(3)
+        torch.manual_seed(3)
+        ours = getattr(F, fn)(pylucid.ones(*shape, dtype=getattr(pylucid, dt)), 0.3, True)
+        theirs = getattr(torch.nn.functional, fn)(torch.ones(*shape, dtype=getattr(torch, dt)), 0.3, True)
+        assert ours.float().tolist() == theirs.float().tolist()
+        assert pylucid.rand(3).tolist() == torch.rand(3).tolist()
+
+
 def test_against_torch():
     """Guards against a difference from PyTorch's formulas (window placement, reductions, 1-d inputs)."""
     torch = pytest.importorskip("torch")

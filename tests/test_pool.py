@@ -300,3 +300,37 @@ def test_module_reprs_match_torch():
         for k, v in vars(tm).items():
             if not k.startswith("_") and k != "training":
                 assert getattr(lm, k) == v, (args, k)
+
+
+def test_fractional_max_pool2d_windows_gradients_and_errors():
+    """Guards against nn.FractionalMaxPool2d / F.fractional_max_pool2d missing or choosing other
+    windows than PyTorch's generate_intervals for the same random samples (and the same default
+    draw), a gradient not reaching each window's maximum, and bad sizes not raising."""
+    pylucid.manual_seed(0)
+    x = pylucid.randn(2, 3, 9, 11, dtype=pylucid.float64)
+    s = pylucid.rand(2, 3, 2, dtype=pylucid.float64)
+    out, idx = pylucid.nn.functional.fractional_max_pool2d(x, 2, output_size=(4, 5), return_indices=True,
+                                                           _random_samples=s)
+    flat = x.reshape(2, 3, -1)
+    assert out.shape == (2, 3, 4, 5) and idx.dtype == pylucid.int64
+    np.testing.assert_array_equal(out.reshape(2, 3, -1).numpy(), flat.gather(2, idx.reshape(2, 3, -1)).numpy())
+    assert pylucid.autograd.gradcheck(lambda t: pylucid.nn.functional.fractional_max_pool2d(t, (3, 2), output_size=(3, 4),
+                                                                            _random_samples=s),
+                     [x.clone().requires_grad_()])
+    m = pylucid.nn.FractionalMaxPool2d(3, output_ratio=0.5)
+    assert m(pylucid.randn(1, 2, 10, 12)).shape == (1, 2, 5, 6) and m(pylucid.randn(2, 8, 8)).shape == (2, 4, 4)
+    with pytest.raises(ValueError):
+        pylucid.nn.FractionalMaxPool2d(2)
+    with pytest.raises(ValueError):
+        pylucid.nn.FractionalMaxPool2d(2, output_ratio=1.5)
+    with pytest.raises(RuntimeError, match="too large"):
+        pylucid.nn.functional.fractional_max_pool2d(x, 4, output_size=7)
+    torch = pytest.importorskip("torch")
+    for dt in ("float32", "float64"):
+        pylucid.manual_seed(3)
+        torch.manual_seed(3)
+        a = pylucid.randn(2, 3, 9, 11, dtype=getattr(pylucid, dt))
+        b = torch.randn(2, 3, 9, 11, dtype=getattr(torch, dt))
+        ours = pylucid.nn.functional.fractional_max_pool2d(a, 2, output_size=(4, 5), return_indices=True)
+        theirs = torch.nn.functional.fractional_max_pool2d(b, 2, output_size=(4, 5), return_indices=True)
+        assert ours[1].tolist() == theirs[1].tolist() and ours[0].tolist() == theirs[0].tolist()

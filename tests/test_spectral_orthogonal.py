@@ -218,3 +218,50 @@ def test_parametrize_cached_and_type_before():
         u1 = s.parametrizations.weight[0]._u.clone()
         s.weight
         assert s.parametrizations.weight[0]._u.tolist() == u1.tolist()
+
+
+def test_registration_evaluates_the_parametrization_once():
+    """Guards against register_parametrization skipping PyTorch's consistency evaluation: a
+    spectral_norm registered in training mode takes 16 power-iteration steps in PyTorch (15 at
+    construction, one in the check), so its _u, and every sigma after it, differed; and against
+    a parametrization that changes the shape or dtype being accepted without unsafe=True."""
+    from pylucid.nn.utils import parametrize
+
+    pylucid.manual_seed(0)
+    lin = nn.Linear(5, 4).double()
+    w = lin.weight.detach().numpy().copy()
+    state = pylucid.get_rng_state()
+    u0 = pylucid.empty(4, dtype=pylucid.float64).normal_(0, 1).numpy()
+    v = pylucid.empty(5, dtype=pylucid.float64).normal_(0, 1).numpy()
+    pylucid.set_rng_state(state)
+    P.spectral_norm(lin)
+    u, v = u0 / np.linalg.norm(u0), v / np.linalg.norm(v)
+    for _ in range(16):
+        u = w @ v
+        u /= np.linalg.norm(u)
+        v = w.T @ u
+        v /= np.linalg.norm(v)
+    np.testing.assert_allclose(lin.parametrizations.weight[0]._u.numpy(), u, rtol=1e-12)
+
+    class Widen(nn.Module):
+        def forward(self, x):
+            return pylucid.cat([x, x], 0)
+
+    class Halve(nn.Module):
+        def forward(self, x):
+            return x.float()
+
+    with pytest.raises(ValueError, match="shape"):
+        parametrize.register_parametrization(nn.Linear(2, 3), "weight", Widen())
+    with pytest.raises(ValueError, match="dtype"):
+        parametrize.register_parametrization(nn.Linear(2, 3).double(), "weight", Halve())
+    m = parametrize.register_parametrization(nn.Linear(2, 3), "weight", Widen(), unsafe=True)
+    assert m.weight.shape == (6, 2)
+    twice = parametrize.register_parametrization(nn.Linear(2, 3), "weight", Halve())
+    with pytest.raises(ValueError, match="shape"):
+        parametrize.register_parametrization(twice, "weight", Widen())
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    ref = torch.nn.utils.parametrizations.spectral_norm(torch.nn.Linear(5, 4).double())
+    np.testing.assert_allclose(lin.parametrizations.weight[0]._u.numpy(),
+                               ref.parametrizations.weight[0]._u.numpy(), rtol=1e-10)

@@ -136,6 +136,12 @@ LUCID_BINDING(random, 5) {
         return exponential_(t, num_arg(l, "exponential_", "lambd"), gen_arg(g, "exponential_"));
       }, py::arg("lambd") = 1.0, py::kw_only(), py::arg("generator") = py::none(),
       "Fills self (floating) in place with exponential samples of rate lambd and returns self.");
+  def_method("log_normal_", [](T t, py::handle mean, py::handle std, py::handle g) {
+        return log_normal_(t, num_arg(mean, "log_normal_", "mean"), num_arg(std, "log_normal_", "std"),
+                           gen_arg(g, "log_normal_"));
+      }, py::arg("mean") = 1.0, py::arg("std") = 2.0, py::kw_only(), py::arg("generator") = py::none(),
+      "Fills self (floating) in place with exp(N(mean, std)) samples and returns self; the stream PyTorch's "
+      "CPU log_normal_ draws for the same seed.");
 
   const char* bern_doc =
       "0/1 samples, 1 with probability input[i] (floating, values in [0, 1]); same shape and dtype as input. "

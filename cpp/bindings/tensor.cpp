@@ -380,9 +380,15 @@ LUCID_BINDING(tensor, 0) {
           "self += alpha * other in place (other a Tensor or number, broadcast to self's shape; its result "
           "dtype must cast to self's) and returns self. Under autograd it is recorded as PyTorch records it "
           "(refused on a leaf that requires grad).")
-      .def("sub_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &sub_, "sub_"); },
-           "self -= other in place (a Tensor or number, broadcast to self's shape) and returns self; recorded "
-           "by autograd (refused on a leaf that requires grad).")
+      .def("sub_", [](const TensorImplPtr& a, py::handle b, double alpha) -> py::object {
+            if (alpha == 1.0) return inplace_op(a, b, &sub_, "sub_");
+            // PyTorch's sub_ with alpha is add_ with -alpha (the same rounding).
+            auto o = to_operand(a, b);
+            LUCID_CHECK_DTYPE(o != nullptr, "sub_: expected a Tensor or a number, got ", type_name(b));
+            return py::cast(add_(a, o, -alpha));
+          }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0,
+           "self -= alpha * other in place (a Tensor or number, broadcast to self's shape) and returns self; "
+           "recorded by autograd (refused on a leaf that requires grad).")
       .def("mul_", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &mul_, "mul_"); },
            "self *= other in place (a Tensor or number, broadcast to self's shape) and returns self; recorded "
            "by autograd (refused on a leaf that requires grad).")

@@ -160,6 +160,19 @@ TensorImplPtr exponential_(const TensorImplPtr& t, double lambda, Generator* g) 
   });
 }
 
+TensorImplPtr log_normal_(const TensorImplPtr& t, double mean, double std, Generator* g) {
+  check_finite(mean, "log_normal_", "mean");
+  LUCID_CHECK(std > 0 && std::isfinite(std), "log_normal_ expects std > 0.0, but found std=", std);
+  // PyTorch's CPU kernel: per element, exp of its double normal sampler (Box-Muller with the
+  // cached second value), computed in double and rounded once to the tensor's dtype.
+  return fill_random(t, "log_normal_", g, true, [&](auto* d, int64_t n, Generator& gen) {
+    using T = std::remove_pointer_t<decltype(d)>;
+    if constexpr (std::is_floating_point_v<acc_t<T>>) {
+      for (int64_t i = 0; i < n; ++i) d[i] = kernels::convert<T>(std::exp(gen.normal() * std + mean));
+    }
+  });
+}
+
 TensorImplPtr bernoulli(const TensorImplPtr& p, Generator* g) {
   LUCID_CHECK_DTYPE(is_floating(p->dtype), "bernoulli: expected a floating tensor of probabilities, got ",
                     dtype_name(p->dtype));

@@ -1,4 +1,4 @@
-// Random ops: in-place fills (uniform_, normal_, random_/randint_, bernoulli_, exponential_) and
+// Random ops: in-place fills (uniform_, normal_, random_/randint_, bernoulli_, exponential_, log_normal_) and
 // the samplers bernoulli, multinomial and randperm. Each draws from the Generator passed (null:
 // the default generator) in PyTorch's order, so seeded programs reproduce PyTorch's numbers.
 // None records a gradient; the fills refuse a tensor that requires grad under grad mode.
@@ -21,6 +21,8 @@ TensorImplPtr randint_(const TensorImplPtr& t, int64_t low, int64_t high, Genera
 TensorImplPtr random_full_(const TensorImplPtr& t, Generator* g = nullptr);
 TensorImplPtr bernoulli_(const TensorImplPtr& t, double p, Generator* g = nullptr);
 TensorImplPtr exponential_(const TensorImplPtr& t, double lambda, Generator* g = nullptr);
+// exp(N(mean, std)) per element, PyTorch's log_normal_ (std > 0).
+TensorImplPtr log_normal_(const TensorImplPtr& t, double mean, double std, Generator* g = nullptr);
 // 0/1 samples with per-element probabilities `p` (values in [0, 1]); same shape and dtype as p.
 TensorImplPtr bernoulli(const TensorImplPtr& p, Generator* g = nullptr);
 // Category indices (int64) drawn from the rows of `probs` (1-d or 2-d, non-negative weights,

@@ -107,6 +107,10 @@ class Tensor:
             [False, True]
             
         """
+    def aminmax(self, *, dim = None, keepdim = False):
+        """
+        ``(min, max)`` of all elements or along ``dim`` in one call.
+        """
     def any(self, dim = None, keepdim = False) -> Tensor:
         """
         True where some element (along ``dim``) is nonzero; a bool tensor.
@@ -129,9 +133,32 @@ class Tensor:
             bit counts, so ``-0.0`` gives a negative result. Integer inputs give the default float dtype.
             The gradient flows to ``input`` only (``sign`` ratio, 0 where input is 0), as PyTorch.
         """
+    def count_nonzero(self, dim = None):
+        """
+        The number of non-zero elements, of all or along ``dim`` (an int or a tuple), as int64.
+        """
+    def cross(self, other, dim = None):
+        """
+        The cross product of 3-vectors along ``dim`` (by default the first dim of size 3, as
+            ``torch.cross``); inputs broadcast.
+        """
+    def cummax(self, dim):
+        """
+        ``(values, indices)``: the running maximum along ``dim`` and where it was taken (the latest
+            position among ties; NaN propagates). The gradient flows to the element each value came from.
+        """
+    def cummin(self, dim):
+        """
+        ``(values, indices)``: the running minimum along ``dim`` and where it was taken.
+        """
     def diagonal_scatter(self, src, offset = 0, dim1 = 0, dim2 = 1):
         """
         A copy of ``input`` whose ``diagonal(offset, dim1, dim2)`` is ``src``.
+        """
+    def diff(self, n = 1, dim = -1, prepend = None, append = None):
+        """
+        The ``n``-th forward difference along ``dim`` (``prepend``/``append`` are concatenated first);
+            for bool tensors the difference is ``!=``.
         """
     def fill_diagonal_(self, *args, **kwargs):
         """
@@ -149,6 +176,21 @@ class Tensor:
         """
         -1, PyTorch's answer for a CPU tensor.
         """
+    def index_add(self, dim, index, source, *, alpha = 1):
+        """
+        ``input`` with ``alpha * source[..., j, ...]`` added to slice ``index[j]`` along ``dim``
+            (repeated indices add up); differentiable in input and source.
+        """
+    def index_copy(self, dim, index, source):
+        """
+        ``input`` with slice ``index[j]`` along ``dim`` replaced by ``source``'s slice ``j``;
+            differentiable in input and source (with repeated indices the last copy wins).
+        """
+    def index_fill(self, dim, index, value):
+        """
+        ``input`` with the slices ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor);
+            differentiable in input (and in a 0-d tensor value).
+        """
     def is_conj(self):
         """
         False: no tensor carries a conjugation bit.
@@ -165,9 +207,63 @@ class Tensor:
         """
         All True: every value of a real tensor is real.
         """
+    def kthvalue(self, k, dim = -1, keepdim = False):
+        """
+        The ``k``-th smallest element along ``dim`` and its index, a named tuple
+            ``(values, indices)``; differentiable in values.
+        """
     def ldexp(self, other):
         """
         ``input * 2 ** other`` (``other`` a tensor of exponents).
+        """
+    def logcumsumexp(self, dim):
+        """
+        ``log(cumsum(exp(input), dim))`` without overflow or underflow, as a running ``logaddexp``.
+        """
+    def median(self, dim = None, keepdim = False):
+        """
+        The lower median (the ``(n - 1) // 2``-th smallest; NaN if there is one): of all elements
+            when ``dim`` is None, else ``(values, indices)`` along ``dim``.
+        """
+    def mode(self, dim = -1, keepdim = False):
+        """
+        ``(values, indices)``: the most frequent value along ``dim`` (the smallest among equally
+            frequent ones) and the index PyTorch returns for it (its last occurrence in short rows).
+        """
+    def nanmean(self, dim = None, keepdim = False, *, dtype = None):
+        """
+        The mean of the non-NaN elements.
+        """
+    def nanmedian(self, dim = None, keepdim = False):
+        """
+        :func:`median` ignoring NaN (NaN only where every element is).
+        """
+    def nanquantile(self, q, dim = None, keepdim = False, *, interpolation = 'linear'):
+        """
+        :func:`quantile` ignoring NaN (NaN only where every reduced value is).
+        """
+    def nansum(self, dim = None, keepdim = False, *, dtype = None):
+        """
+        The sum treating NaNs as zero.
+        """
+    def narrow_copy(self, dim, start, length):
+        """
+        Method form of pylucid.narrow_copy.
+        """
+    def quantile(self, q, dim = None, keepdim = False, *, interpolation = 'linear'):
+        """
+        The ``q``-th quantiles (``q`` a number or a 1-d tensor in [0, 1]) of all elements or along
+            ``dim``; a 1-d ``q`` adds a leading dim. Between two order statistics the ``interpolation`` is
+            'linear', 'lower', 'higher', 'midpoint' or 'nearest'. NaN if the reduced values hold a NaN.
+        """
+    def renorm(self, p, dim, maxnorm):
+        """
+        Method form of pylucid.renorm.
+        """
+    def repeat_interleave(self, repeats, dim = None, *, output_size = None):
+        """
+        Each element (or slice along ``dim``) of ``input`` repeated ``repeats`` times in place
+            (``repeats`` an int or a 1-d int tensor, one count per slice); flattened when dim is None.
         """
     def resolve_conj(self):
         """
@@ -176,6 +272,18 @@ class Tensor:
     def resolve_neg(self):
         """
         ``input`` itself (no lazy negation bit).
+        """
+    def scatter(self, dim, index, src = None, value = None, *, reduce = None):
+        """
+        ``input`` with ``src[i][j]`` (or ``value``) written at ``index[i][j]`` along ``dim`` (for
+            dim 1); with repeated positions the last write wins, as PyTorch's CPU loop. ``reduce="add"``
+            or ``"multiply"`` combines instead (see :func:`scatter_reduce`). Differentiable in input and src.
+        """
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self = True):
+        """
+        ``input`` with the elements of ``src`` combined into the positions ``index`` names along
+            ``dim`` by ``reduce`` (``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``), ``input``'s
+            own value taking part when ``include_self``; differentiable in input and src.
         """
     def select_scatter(self, src, dim, index):
         """
@@ -188,6 +296,26 @@ class Tensor:
     def sum_to_size(self, *args, **kwargs):
         """
         This tensor summed over the dims that broadcasting ``size`` to its shape would expand.
+        """
+    def take_along_dim(self, indices, dim = None):
+        """
+        Values of ``input`` at ``indices`` along ``dim`` (input and indices broadcast in the other
+            dims), or from the flattened input when ``dim`` is None; differentiable.
+        """
+    def tensor_split(self, indices_or_sections, dim = 0):
+        """
+        Views of ``input`` split along ``dim``: into ``n`` nearly equal parts (the first ones one
+            longer), or at the given indices.
+        """
+    def unique(self, sorted = True, return_inverse = False, return_counts = False, dim = None):
+        """
+        The sorted distinct values of ``input`` (flattened), or with ``dim`` the distinct slices
+            along that dim; with ``return_inverse`` each element's (slice's) index into them and with
+            ``return_counts`` how often each occurs: a tensor, or a tuple when either flag is set.
+        """
+    def unique_consecutive(self, return_inverse = False, return_counts = False, dim = None):
+        """
+        Method form of pylucid.unique_consecutive.
         """
     def __abs__(self) -> Tensor:
         ...
@@ -431,10 +559,6 @@ class Tensor:
     def amin(self, dim: typing.Any = (), keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> Tensor:
         """
         Smallest values over dim (int or tuple; () = all) with keepdim; the gradient is split evenly among ties.
-        """
-    def aminmax(self, *args, **kwargs):
-        """
-        ``(min, max)`` of all elements or along ``dim`` in one call.
         """
     def apply_(self, callable):
         """
@@ -775,10 +899,6 @@ class Tensor:
         """
         In-place cosh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def count_nonzero(self, *args, **kwargs):
-        """
-        The number of non-zero elements, of all or along ``dim`` (an int or a tuple), as int64.
-        """
     def cov(self, *args, **kwargs):
         """
         The covariance matrix of the rows of ``input`` (variables) over its columns (observations),
@@ -789,23 +909,9 @@ class Tensor:
         """
         This tensor itself: pylucid tensors are always on the CPU (PyTorch returns self there too).
         """
-    def cross(self, *args, **kwargs):
-        """
-        The cross product of 3-vectors along ``dim`` (by default the first dim of size 3, as
-            ``torch.cross``); inputs broadcast.
-        """
     def cuda(self, device = None, non_blocking = False, memory_format = None):
         """
         Raises LucidError: pylucid has no CUDA device (check ``pylucid.cuda.is_available()``).
-        """
-    def cummax(self, *args, **kwargs):
-        """
-        ``(values, indices)``: the running maximum along ``dim`` and where it was taken (the latest
-            position among ties; NaN propagates). The gradient flows to the element each value came from.
-        """
-    def cummin(self, *args, **kwargs):
-        """
-        ``(values, indices)``: the running minimum along ``dim`` and where it was taken.
         """
     def cumprod(self, dim: typing.SupportsInt | typing.SupportsIndex, *, dtype: _dtype | None = None) -> Tensor:
         """
@@ -881,11 +987,6 @@ class Tensor:
         >>> import pylucid
         >>> pylucid.arange(9).reshape(3, 3).diagonal(1).tolist()
         [1, 5]
-        """
-    def diff(self, *args, **kwargs):
-        """
-        The ``n``-th forward difference along ``dim`` (``prepend``/``append`` are concatenated first);
-            for bool tensors the difference is ``!=``.
         """
     def digamma(self, *args, **kwargs):
         """
@@ -1206,28 +1307,13 @@ class Tensor:
         """
         In-place i0: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def index_add(self, *args, **kwargs):
-        """
-        ``input`` with ``alpha * source[..., j, ...]`` added to slice ``index[j]`` along ``dim``
-            (repeated indices add up); differentiable in input and source.
-        """
     def index_add_(self, *args, **kwargs):
         """
         In-place index_add: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def index_copy(self, *args, **kwargs):
-        """
-        ``input`` with slice ``index[j]`` along ``dim`` replaced by ``source``'s slice ``j``;
-            differentiable in input and source (with repeated indices the last copy wins).
-        """
     def index_copy_(self, *args, **kwargs):
         """
         In-place index_copy: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
-        """
-    def index_fill(self, *args, **kwargs):
-        """
-        ``input`` with the slices ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor);
-            differentiable in input (and in a 0-d tensor value).
         """
     def index_fill_(self, *args, **kwargs):
         """
@@ -1322,11 +1408,6 @@ class Tensor:
         """
         The Kronecker product: out[i*p + k, j*q + l] = input[i, j] * other[k, l] (any number of dims).
         """
-    def kthvalue(self, *args, **kwargs):
-        """
-        The ``k``-th smallest element along ``dim`` and its index, a named tuple
-            ``(values, indices)``; differentiable in values.
-        """
     def lcm(self, *args, **kwargs):
         """
         Method form of pylucid.lcm.
@@ -1412,11 +1493,9 @@ class Tensor:
         """
         In-place log: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def log_normal_(self, mean = 1.0, std = 2.0, *, generator = None):
+    def log_normal_(self, mean: typing.Any = 1.0, std: typing.Any = 2.0, *, generator: typing.Any = None) -> Tensor:
         """
-        Fills self with ``exp(N(mean, std^2))`` samples as PyTorch's CPU ``log_normal_`` draws
-            them for the same seed (its per-element float64 normal sampler, then the C library's exp);
-            returns self.
+        Fills self (floating) in place with exp(N(mean, std)) samples and returns self; the stream PyTorch's CPU log_normal_ draws for the same seed.
         """
     def log_softmax(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
@@ -1433,10 +1512,6 @@ class Tensor:
     def logaddexp_(self, *args, **kwargs):
         """
         In-place logaddexp: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
-        """
-    def logcumsumexp(self, *args, **kwargs):
-        """
-        ``log(cumsum(exp(input), dim))`` without overflow or underflow, as a running ``logaddexp``.
         """
     def logdet(self, *args, **kwargs):
         """
@@ -1562,11 +1637,6 @@ class Tensor:
         """
         Mean over dim (int, tuple or None) with keepdim; floating inputs (or dtype=). An empty reduction gives NaN.
         """
-    def median(self, *args, **kwargs):
-        """
-        The lower median (the ``(n - 1) // 2``-th smallest; NaN if there is one): of all elements
-            when ``dim`` is None, else ``(values, indices)`` along ``dim``.
-        """
     def min(self, dim: typing.Any = None, keepdim: builtins.bool = False, *, keepdims: typing.Any = None) -> typing.Any:
         """
         min(input): the smallest element (0-d). min(input, dim, keepdim=False): a named tuple (values, indices). min(input, other): minimum. NaN propagates; the gradient is split evenly among ties.
@@ -1578,11 +1648,6 @@ class Tensor:
     def mm(self, other: Tensor) -> Tensor:
         """
         Product of two 2-D tensors.
-        """
-    def mode(self, *args, **kwargs):
-        """
-        ``(values, indices)``: the most frequent value along ``dim`` (the smallest among equally
-            frequent ones) and the index PyTorch returns for it (its last occurrence in short rows).
         """
     def moveaxis(self, source: typing.Any, destination: typing.Any) -> Tensor:
         """
@@ -1629,29 +1694,9 @@ class Tensor:
         """
         In-place nan_to_num: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def nanmean(self, *args, **kwargs):
-        """
-        The mean of the non-NaN elements.
-        """
-    def nanmedian(self, *args, **kwargs):
-        """
-        :func:`median` ignoring NaN (NaN only where every element is).
-        """
-    def nanquantile(self, *args, **kwargs):
-        """
-        :func:`quantile` ignoring NaN (NaN only where every reduced value is).
-        """
-    def nansum(self, *args, **kwargs):
-        """
-        The sum treating NaNs as zero.
-        """
     def narrow(self, dim: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """
         A view of `length` elements of dim `dim` starting at `start` (negative start counts from the end).
-        """
-    def narrow_copy(self, *args, **kwargs):
-        """
-        Method form of pylucid.narrow_copy.
         """
     def ndimension(self):
         """
@@ -1788,12 +1833,6 @@ class Tensor:
         """
         ``torch.qr``: ``(Q, R)``, reduced with ``some=True``, complete otherwise.
         """
-    def quantile(self, *args, **kwargs):
-        """
-        The ``q``-th quantiles (``q`` a number or a 1-d tensor in [0, 1]) of all elements or along
-            ``dim``; a 1-d ``q`` adds a leading dim. Between two order statistics the ``interpolation`` is
-            'linear', 'lower', 'higher', 'midpoint' or 'nearest'. NaN if the reduced values hold a NaN.
-        """
     def rad2deg(self, *args, **kwargs):
         """
         Radians to degrees, elementwise (integers promote to float32).
@@ -1871,10 +1910,6 @@ class Tensor:
         """
         In-place remainder: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def renorm(self, *args, **kwargs):
-        """
-        Method form of pylucid.renorm.
-        """
     def renorm_(self, p, dim, maxnorm):
         """
         In-place renorm; returns self.
@@ -1888,11 +1923,6 @@ class Tensor:
             >>> pylucid.tensor([1, 2]).repeat(2, 2).tolist()
             [[1, 2, 1, 2], [1, 2, 1, 2]]
             
-        """
-    def repeat_interleave(self, *args, **kwargs):
-        """
-        Each element (or slice along ``dim``) of ``input`` repeated ``repeats`` times in place
-            (``repeats`` an int or a 1-d int tensor, one count per slice); flattened when dim is None.
         """
     def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
         """
@@ -1941,12 +1971,6 @@ class Tensor:
         """
         In-place rsqrt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
-    def scatter(self, *args, **kwargs):
-        """
-        ``input`` with ``src[i][j]`` (or ``value``) written at ``index[i][j]`` along ``dim`` (for
-            dim 1); with repeated positions the last write wins, as PyTorch's CPU loop. ``reduce="add"``
-            or ``"multiply"`` combines instead (see :func:`scatter_reduce`). Differentiable in input and src.
-        """
     def scatter_(self, *args, **kwargs):
         """
         In-place scatter: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
@@ -1958,12 +1982,6 @@ class Tensor:
     def scatter_add_(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, src: Tensor) -> Tensor:
         """
         In-place scatter_add: adds src (self's dtype) at the positions the int64 index names along dim (repeated positions add up) and returns self; not recorded by autograd (refused on a tensor that requires grad while grad mode is on).
-        """
-    def scatter_reduce(self, *args, **kwargs):
-        """
-        ``input`` with the elements of ``src`` combined into the positions ``index`` names along
-            ``dim`` by ``reduce`` (``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``), ``input``'s
-            own value taking part when ``include_self``; differentiable in input and src.
         """
     def scatter_reduce_(self, *args, **kwargs):
         """
@@ -2110,9 +2128,9 @@ class Tensor:
         """
         input - alpha * other, elementwise with broadcasting (other a Tensor or number).
         """
-    def sub_(self, arg0: typing.Any) -> typing.Any:
+    def sub_(self, other: typing.Any, *, alpha: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> typing.Any:
         """
-        self -= other in place (a Tensor or number, broadcast to self's shape) and returns self; recorded by autograd (refused on a leaf that requires grad).
+        self -= alpha * other in place (a Tensor or number, broadcast to self's shape) and returns self; recorded by autograd (refused on a leaf that requires grad).
         """
     def subtract(self, *args, **kwargs):
         """
@@ -2163,11 +2181,6 @@ class Tensor:
         """
         The elements of ``input`` (as if flattened) at ``index``, in index's shape; differentiable.
         """
-    def take_along_dim(self, *args, **kwargs):
-        """
-        Values of ``input`` at ``indices`` along ``dim`` (input and indices broadcast in the other
-            dims), or from the flattened input when ``dim`` is None; differentiable.
-        """
     def tan(self) -> Tensor:
         """
         Tangent, elementwise (integers promote to float32).
@@ -2183,11 +2196,6 @@ class Tensor:
     def tanh_(self, *args, **kwargs):
         """
         In-place tanh: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
-        """
-    def tensor_split(self, *args, **kwargs):
-        """
-        Views of ``input`` split along ``dim``: into ``n`` nearly equal parts (the first ones one
-            longer), or at the given indices.
         """
     def tensordot(self, *args, **kwargs):
         """
@@ -2287,16 +2295,6 @@ class Tensor:
     def uniform_(self, from_: typing.Any = 0.0, to: typing.Any = 1.0, *, generator: typing.Any = None) -> Tensor:
         """
         Fills self (floating) in place with samples uniform in [from, to) and returns self; not recorded by autograd. Draws from generator (default: the one pylucid.manual_seed seeds) as PyTorch does.
-        """
-    def unique(self, *args, **kwargs):
-        """
-        The sorted distinct values of ``input`` (flattened), or with ``dim`` the distinct slices
-            along that dim; with ``return_inverse`` each element's (slice's) index into them and with
-            ``return_counts`` how often each occurs: a tensor, or a tuple when either flag is set.
-        """
-    def unique_consecutive(self, *args, **kwargs):
-        """
-        Method form of pylucid.unique_consecutive.
         """
     def unsqueeze(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """

@@ -78,6 +78,14 @@ _compat_names.install_top_level(globals())
 from . import _index_ext, _math, _math_ext, _out, _shape, _tensor  # noqa: E402
 
 _out.install(globals(), (_math, _math_ext, _shape, _compat, _tensor, _index_ext))
+from . import _numpy_kwargs  # noqa: E402
+
+_numpy_kwargs.install(globals(), (Tensor,))
+from . import _foreach  # noqa: E402
+
+globals().update(_foreach.functions())
+_numpy_kwargs.install(vars(linalg))
+_numpy_kwargs.install(vars(special))
 
 int = _C.dtype.int64  # noqa: A001  (PyTorch's torch.int; pylucid's one integer dtype is int64)
 

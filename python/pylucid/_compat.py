@@ -565,6 +565,7 @@ def _method(fn, name=None, doc=None):
         return fn(self, *args, **kwargs)
     method.__name__ = method.__qualname__ = name or fn.__name__
     method.__doc__ = doc if doc is not None else _METHOD_DOCS.get(method.__name__, fn.__doc__)
+    setattr(method, "__wrapped__", fn)  # its keywords are fn's
     return method
 
 

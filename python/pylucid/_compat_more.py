@@ -13,7 +13,6 @@ methods (``unsqueeze_``, ``squeeze_``, ``t_``, ``transpose_``), the legacy ``Ten
 pylucid.Size([1, 3, 4])
 """
 import builtins as _builtins
-import math as _math
 import numbers as _numbers
 
 import numpy as _np
@@ -431,25 +430,6 @@ def _geometric_(self, p, *, generator=None):
     return self.copy_((u.log() / _np.log1p(-p)).ceil())
 
 
-def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
-    """Fills self with ``exp(N(mean, std^2))`` samples as PyTorch's CPU ``log_normal_`` draws
-    them for the same seed (its per-element float64 normal sampler, then the C library's exp);
-    returns self."""
-    from ._tensor import empty, tensor as _tensor
-    mean, std = _real(mean, "log_normal_", "mean"), _real(std, "log_normal_", "std")
-    if not std > 0:
-        raise _C.LucidError(f"log_normal_ expects std > 0.0, but found std={std}")
-    if not self.dtype.is_floating_point:
-        raise _C.DtypeMismatch(f"log_normal_: expects a floating tensor, got {self.dtype!r}")
-    n = self.numel()
-    parts: list[list[float]] = []
-    while len(parts) * 15 < n:  # blocks of < 16 take PyTorch's per-element normal sampler
-        m = min(15, n - len(parts) * 15)
-        parts.append(empty(m, dtype=_C.dtype.float64).normal_(mean, std, generator=generator).tolist())
-    vals = [_math.exp(v) for part in parts for v in part]
-    return self.copy_(_tensor(vals, dtype=_C.dtype.float64).reshape(self.shape))
-
-
 def _share_memory_(self):
     """Returns self: pylucid runs in one process, there is no shared memory to move to."""
     return self
@@ -476,7 +456,7 @@ _PROPERTIES = {
 def _install():
     for op in ("unsqueeze", "squeeze", "t", "transpose", "swapaxes", "swapdims"):
         setattr(Tensor, op + "_", _shape_inplace(op))
-    methods = {"cauchy_": _cauchy_, "geometric_": _geometric_, "log_normal_": _log_normal_, "apply_": _apply_, "map_": _map_, "share_memory_": _share_memory_, "is_shared": _is_shared,
+    methods = {"cauchy_": _cauchy_, "geometric_": _geometric_, "apply_": _apply_, "map_": _map_, "share_memory_": _share_memory_, "is_shared": _is_shared,
                "stride": _tensor_stride, "numpy": _tensor_numpy, "new": _tensor_new, "is_complex": _tensor_is_complex,
                "renorm_": _renorm_, "masked_scatter_": _masked_scatter_,
                "__lshift__": _as_method(bitwise_left_shift), "__rshift__": _as_method(bitwise_right_shift),
@@ -500,6 +480,7 @@ def _as_method(fn):
         return fn(self, *args, **kwargs)
     method.__name__ = method.__qualname__ = fn.__name__
     method.__doc__ = f"Method form of pylucid.{fn.__name__}."
+    setattr(method, "__wrapped__", fn)  # its keywords are fn's
     return method
 
 

@@ -55,7 +55,8 @@ subtract = sub
 
 def rsub(input, other, *, alpha=1):
     """other - alpha * input, elementwise with broadcasting."""
-    return _C.sub(_C.mul(input, alpha) if alpha != 1 else input, other).neg()
+    # (-alpha * input) + other: equal operands give +0.0, as PyTorch's other - alpha * input.
+    return _C.add(_C.mul(input, -alpha) if alpha != 1 else _C.neg(input), other)
 
 
 def _scaled(other, alpha, op):

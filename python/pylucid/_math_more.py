@@ -314,6 +314,7 @@ def _attach():
             return fn(self, *args, **kwargs)
         method.__name__ = method.__qualname__ = name
         method.__doc__ = fn.__doc__
+        setattr(method, "__wrapped__", fn)  # its keywords are fn's
         return method
 
     for name in methods:

@@ -123,6 +123,30 @@ CASES = [
     ("autograd_semantics", 1e-6, 1e-7),
     ("maml_conv", 1e-4, 1e-5),
     ("double_backward_ops", 1e-7, 1e-9),
+    ("ddpm", 1e-3, 1e-5),
+    ("super_resolution", 1e-3, 1e-5),
+    # The localisation net's theta is trained through a chaotic start (accuracy barely moves), so
+    # float32 rounding moves its near-zero entries by ~1e-3; in float64 it equals PyTorch's.
+    ("stn", 1e-3, 2e-3),
+    ("annotated_transformer", 1e-3, 1e-5),
+    ("word_lm", 1e-3, 1e-5),
+    ("ppo", 1e-3, 1e-5),
+    ("data_pipeline", 1e-3, 1e-5),
+    ("ema_checkpointing", 1e-3, 1e-5),
+    ("siamese", 1e-3, 1e-5),
+    # Adam with beta1 = 0 turns rounding-level gradient differences into whole steps; in float64 the
+    # run equals PyTorch's to 1e-10 through the first steps.
+    ("cgan_spectral", 1e-3, 2e-3),
+    # bfloat16 arithmetic, and pylucid keeps LayerNorm in float32 where PyTorch's CPU autocast
+    # runs it in bfloat16 (docs/coming_from_pytorch.rst): equal to bfloat16's resolution.
+    ("autocast_cpu", 2e-2, 2e-2),
+    ("mc_dropout_uncertainty", 1e-3, 1e-5),
+    ("tensor_tutorial_bits", 1e-6, 1e-7),
+    ("attention_variants", 1e-4, 1e-5),
+    ("recsys_mf", 1e-3, 1e-5),
+    ("gradcam_hooks", 1e-4, 1e-5),
+    ("mixup_cutmix", 1e-3, 1e-4),
+    ("mdn", 1e-3, 1e-5),
 ]
 
 

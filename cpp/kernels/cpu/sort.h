@@ -43,8 +43,10 @@ inline uint32_t float_sort_key(float f, bool descending) {
 
 // Stable LSD radix sort of one row of float keys, 8 bits a pass (passes where every key has the
 // same digit are skipped): order[i] receives the input index of the i-th smallest key. `keys`
-// (clobbered), `tmp_keys` and `tmp_order` are scratch of length n.
-inline void radix_sort_row(uint32_t* keys, uint32_t* order, uint32_t* tmp_keys, uint32_t* tmp_order, int64_t n) {
+// (clobbered), `tmp_keys` and `tmp_order` are scratch of length n; returns the sorted keys (one
+// of the two key buffers).
+inline const uint32_t* radix_sort_row(uint32_t* keys, uint32_t* order, uint32_t* tmp_keys, uint32_t* tmp_order,
+                                      int64_t n) {
   uint32_t count[4][257] = {};
   for (int64_t i = 0; i < n; ++i) {
     const uint32_t k = keys[i];
@@ -67,6 +69,7 @@ inline void radix_sort_row(uint32_t* keys, uint32_t* order, uint32_t* tmp_keys, 
     std::swap(o_in, o_out);
   }
   if (o_in != order) std::copy(o_in, o_in + n, order);
+  return k_in;
 }
 
 // a and b are equivalent under nan_less (equal numbers, -0.0 and +0.0, or two NaNs).
@@ -122,17 +125,10 @@ void sort_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool 
         for (int64_t r = 0; r < rows; ++r) {
           const T* xr = x + r * n;
           for (int64_t i = 0; i < n; ++i) keys[i] = float_sort_key(float(xr[i]), descending);
-          radix_sort_row(keys, order, tk, to, n);
+          const uint32_t* sorted = radix_sort_row(keys, order, tk, to, n);
           bool ties = false;
-          if (!stable) {
-            // Equal keys sit next to each other once sorted.
-            uint32_t prev = float_sort_key(float(xr[order[0]]), descending);
-            for (int64_t i = 1; i < n && !ties; ++i) {
-              const uint32_t cur = float_sort_key(float(xr[order[i]]), descending);
-              ties = cur == prev;
-              prev = cur;
-            }
-          }
+          if (!stable)  // equal keys sit next to each other once sorted
+            for (int64_t i = 1; i < n && !ties; ++i) ties = sorted[i] == sorted[i - 1];
           if (ties) {
             torch_sort_row<T, A>(xr, pairs, n, descending);
             for (int64_t i = 0; i < n; ++i) {

@@ -14,8 +14,9 @@ from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution, Independent
 from .gamma import Beta, Gamma
 from .kl import kl_divergence, register_kl
+from .mixture import MixtureSameFamily
 from .more import Cauchy, Exponential, Geometric, Laplace, LogNormal
 
 __all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Distribution", "Exponential", "Gamma", "Geometric", "Independent",
-           "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Uniform", "kl_divergence",
+           "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical", "Uniform", "kl_divergence",
            "register_kl"]

@@ -300,8 +300,8 @@ def _alpha_dropout(op, input, p, training, mask_shape):
     # zero mean and unit variance (Klambauer et al., 2017), as PyTorch's.
     alpha = _SELU_ALPHA * _SELU_SCALE
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-    # PyTorch's draw: bernoulli_ with a number probability (not bernoulli of a probability tensor,
-    # which takes a different stream).
+    # PyTorch draws the mask with noise.bernoulli_(1 - p) (a float p: 53-bit uniforms), not
+    # bernoulli(tensor of p) (uniforms in the tensor's dtype), which differs for float32.
     keep = _C._full(tuple(mask_shape), 0.0, input.dtype).bernoulli_(1.0 - p)
     b = (keep - 1.0) * (alpha * a) + alpha * a * p
     return input * (keep * a) + b

@@ -12,9 +12,11 @@ float32 result matches PyTorch's to rounding.
 """
 import warnings
 
+import numpy as np
+
 from .. import _C
 from .._C import Tensor
-from .._tensor import linspace, ones, zeros
+from .._tensor import from_numpy as _from_numpy, linspace, ones, zeros
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -90,7 +92,36 @@ def affine_grid(theta, size, align_corners=None):
 
 # ---- grid_sample -------------------------------------------------------------------------
 
-def _unnormalize(c, n, align_corners):
+_LONG_DOUBLE_EXACT = np.finfo(np.longdouble).nmant >= 63
+
+
+def _fused_scale_shift(a, scale, shift):
+    """``a * scale - shift`` rounded once, as the fused multiply-add the compiler makes of
+    PyTorch's vectorised ``(c + 1) * scale - 0.5``; differentiable as the plain expression.
+    NOTE: rounding the product first moves points that land on a pixel (x = k) to k - 1 ulp and
+    so to the cell on the left. The exact value is formed in float64 (float32 and half inputs:
+    the product of a 24-bit value and a small scale is exact there) or in x86 extended precision
+    (float64 inputs); without it, float64 keeps the two roundings."""
+    plain = a * scale - shift
+    d = a.detach()
+    if d.dtype == _C.dtype.float64:
+        if not _LONG_DOUBLE_EXACT:
+            return plain
+        exact = _from_numpy((d.numpy().astype(np.longdouble) * scale - shift).astype(np.float64))
+    else:
+        exact = (d.to(_C.dtype.float64) * scale - shift).to(d.dtype)
+    # plain and exact are at most an ulp apart, so exact - plain is exact and so is the sum
+    # (an infinite or NaN coordinate keeps its plain value).
+    return plain + (exact - plain.detach()).nan_to_num(0.0)
+
+
+def _unnormalize(c, n, align_corners, k):
+    # NOTE: 4-D inputs run PyTorch's vectorised CPU kernel, which unnormalises as
+    # (c + 1) * scale - 0.5 (scale n / 2; aligned: (c + 1) * ((n - 1) / 2)); 5-D inputs its scalar
+    # kernel's ((c + 1) * n - 1) / 2. The roundings differ, and where a point lands on a pixel
+    # (an identity affine_grid) they decide which cell it is read from and so its grid gradient.
+    if k == 2:
+        return (c + 1) * ((n - 1) / 2) if align_corners else _fused_scale_shift(c + 1, n / 2, 0.5)
     if align_corners:
         return ((c + 1) / 2) * (n - 1)
     return ((c + 1) * n - 1) / 2
@@ -117,11 +148,31 @@ def _reflect(c, twice_low, twice_high):
     return _C.where(even, extra + lo, (span - extra) + lo)
 
 
-def _pad_coordinates(c, n, padding_mode, align_corners):
+def _reflect_2d(c, n, align_corners):
+    # The vectorised kernel's reflection: |c - low| folded by twice the span, then the nearer of
+    # extra and twice_span - extra (the gradient sign follows the same choice).
+    if align_corners:
+        if n <= 1:
+            return c * 0
+        low, twice_span = 0.0, float(2 * (n - 1))
+    else:
+        low, twice_span = -0.5, float(2 * n)
+    d = c - low if low else c
+    a = d * ((d >= 0).to(c.dtype) * 2 - 1)
+    extra = a - (a / twice_span).detach().trunc() * twice_span
+    reflected = twice_span - extra
+    out = _C.where(extra > reflected, reflected, extra)
+    return out + low if low else out
+
+
+def _pad_coordinates(c, n, padding_mode, align_corners, k):
     if padding_mode == "border":
         return _clip(c, n)
     if padding_mode == "reflection":
-        c = _reflect(c, 0, 2 * (n - 1)) if align_corners else _reflect(c, -1, 2 * n - 1)
+        if k == 2:
+            c = _reflect_2d(c, n, align_corners)
+        else:
+            c = _reflect(c, 0, 2 * (n - 1)) if align_corners else _reflect(c, -1, 2 * n - 1)
         return _clip(c, n)
     return c
 
@@ -224,7 +275,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         return ok
 
     if mode == "bicubic":
-        coords = [_unnormalize(g[..., j], sizes[k - 1 - j], align_corners) for j in range(k)]
+        coords = [_unnormalize(g[..., j], sizes[k - 1 - j], align_corners, k) for j in range(k)]
         base = [c.detach().floor() for c in coords]
         wx = _cubic_coeffs(coords[0] - base[0])
         wy = _cubic_coeffs(coords[1] - base[1])
@@ -232,15 +283,15 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         for b in range(4):
             cols = []
             for a in range(4):
-                idx = [_pad_coordinates(base[0] + (a - 1), sizes[1], padding_mode, align_corners),
-                       _pad_coordinates(base[1] + (b - 1), sizes[0], padding_mode, align_corners)]
+                idx = [_pad_coordinates(base[0] + (a - 1), sizes[1], padding_mode, align_corners, k),
+                       _pad_coordinates(base[1] + (b - 1), sizes[0], padding_mode, align_corners, k)]
                 idx = [i.detach().trunc() for i in idx]  # PyTorch casts the padded tap to int64
                 cols.append(tap(idx, in_bounds(idx)) * wx[a])
             rows.append(_sum(cols) * wy[b])
         return _sum(rows).reshape(N, C, *out_spatial)
 
-    coords = [_pad_coordinates(_unnormalize(g[..., j], sizes[k - 1 - j], align_corners), sizes[k - 1 - j],
-                               padding_mode, align_corners) for j in range(k)]
+    coords = [_pad_coordinates(_unnormalize(g[..., j], sizes[k - 1 - j], align_corners, k), sizes[k - 1 - j],
+                               padding_mode, align_corners, k) for j in range(k)]
     if mode == "nearest":
         idx = [c.detach().round() for c in coords]  # nearbyint: ties to even
         out = tap(idx, in_bounds(idx))
@@ -255,8 +306,12 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     for corner in range(1 << k):
         bits = [(corner >> j) & 1 for j in range(k)]
         idx = [lo[j] + bits[j] for j in range(k)]
-        # Per dim: the far corner minus the point (bit 0) or the point minus the near corner (bit 1).
-        factors = [coords[j] - lo[j] if bits[j] else (lo[j] + 1) - coords[j] for j in range(k)]
+        # Per dim: the far corner minus the point (bit 0) or the point minus the near corner (bit 1);
+        # the 2-D kernel forms the first as 1 - (point - near corner).
+        if k == 2:
+            factors = [coords[j] - lo[j] if bits[j] else 1 - (coords[j] - lo[j]) for j in range(k)]
+        else:
+            factors = [coords[j] - lo[j] if bits[j] else (lo[j] + 1) - coords[j] for j in range(k)]
         w = factors[0]
         for f in factors[1:]:
             w = w * f

@@ -11,6 +11,7 @@ from ._functional_spatial import *  # noqa: F401,F403
 from ._functional_grid import *  # noqa: F401,F403
 from ._functional_ctc import *  # noqa: F401,F403
 from ._functional_pool3d import *  # noqa: F401,F403
+from ._functional_fractional import *  # noqa: F401,F403
 from ._functional_attention import *  # noqa: F401,F403
 from ._functional_index import *  # noqa: F401,F403
 from ._functional_more import *  # noqa: F401,F403

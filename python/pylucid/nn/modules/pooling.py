@@ -6,7 +6,8 @@ from .._functional_pool import _stride
 from ..module import Module
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-           "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d"]
+           "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "FractionalMaxPool2d", "MaxPool1d", "MaxPool2d",
+           "MaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -252,3 +253,32 @@ class AdaptiveMaxPool3d(_AdaptivePool):
         from .._functional_pool3d import adaptive_max_pool3d_with_indices
         y, idx = adaptive_max_pool3d_with_indices(input, self.output_size)
         return (y, idx) if self.return_indices else y
+
+
+class FractionalMaxPool2d(Module):
+    """2-d fractional max pooling (:func:`pylucid.nn.functional.fractional_max_pool2d`) to
+    ``output_size`` or ``output_ratio``; new random window offsets every call unless
+    ``_random_samples`` is given."""
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = output_size
+        self.output_ratio = output_ratio
+        if output_size is None and output_ratio is None:
+            raise ValueError("FractionalMaxPool2d requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if output_ratio is not None:
+            ratio = tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else (output_ratio, output_ratio)
+            if not (0 < ratio[0] < 1 and 0 < ratio[1] < 1):
+                raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+            self.output_ratio = ratio
+
+    def forward(self, input):
+        from .._functional_fractional import fractional_max_pool2d  # noqa: PLC0415
+        return fractional_max_pool2d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                     self.return_indices, _random_samples=self._random_samples)

@@ -49,6 +49,19 @@ def type_before_parametrizations(module):
     return module.__class__.__bases__[0] if is_parametrized(module) else type(module)
 
 
+def _check_parametrized(z, original, what):
+    """PyTorch's consistency checks of a parametrization (skipped with ``unsafe=True``)."""
+    if not isinstance(z, Tensor):
+        raise ValueError(f"A {what or 'parametrization '}must return a tensor. Got {type(z).__name__}.")
+    if z.dtype != original.dtype:
+        raise ValueError(f"Registering a parametrization may not change the dtype of the tensor, unless `unsafe` "
+                         f"flag is enabled.\nunparametrized dtype: {original.dtype}\nparametrized dtype: {z.dtype}")
+    if tuple(z.shape) != tuple(original.shape):
+        raise ValueError(f"Registering a parametrization may not change the shape of the tensor, unless `unsafe` "
+                         f"flag is enabled.\nunparametrized shape: {tuple(original.shape)}\nparametrized shape: "
+                         f"{tuple(z.shape)}")
+
+
 class ParametrizationList(ModuleList):
     """The parametrizations of one tensor, applied in order, and the original tensor(s)."""
 
@@ -76,6 +89,10 @@ class ParametrizationList(ModuleList):
             self.ntensors = len(new)
             for i, t in enumerate(new):
                 setattr(self, f"original{i}", Parameter(t.detach().clone(), original.requires_grad))
+        if not unsafe:
+            # PyTorch evaluates the parametrization once to check it (a spectral_norm in training
+            # mode takes its 16th power-iteration step here).
+            _check_parametrized(self(), original, "")
 
     def right_inverse(self, value):
         """Sets the original tensor(s) so that the parametrized tensor becomes ``value``."""
@@ -131,7 +148,19 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
     tensor (chained after earlier parametrizations of the same tensor); returns ``module``."""
     if is_parametrized(module, tensor_name):
         plist = module.parametrizations[tensor_name]
+        if not unsafe:
+            y = getattr(module, tensor_name)
+            x = parametrization(y)
+            _check_parametrized(x, y, "")
+            if hasattr(parametrization, "right_inverse"):
+                try:
+                    z = parametrization.right_inverse(x)
+                except NotImplementedError:
+                    pass
+                else:
+                    _check_parametrized(z, y, "parametrization.right_inverse ")
         plist.append(parametrization)
+        plist.unsafe |= unsafe
         return module
     original = getattr(module, tensor_name, None)
     if not isinstance(original, Tensor):
