@@ -14,6 +14,7 @@ import pylucid.nn.functional as F
 DIFFERENT = {
     # PyTorch's are *args dispatchers over return_indices; pylucid's name the arguments.
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "max_pool1d", "max_pool2d", "max_pool3d",
+    "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
     # the *_with_indices forms return indices whatever the flag says, as PyTorch's do.
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
     "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
