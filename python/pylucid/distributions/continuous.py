@@ -64,15 +64,15 @@ class Normal(Distribution):
 class Uniform(Distribution):
     """The uniform distribution on ``[low, high)``."""
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = _float_params(low, high)
         super().__init__(self.low.size(), validate_args=validate_args)
-        if self._validate_args and not bool((self.low < self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
+
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
