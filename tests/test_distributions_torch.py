@@ -5,10 +5,9 @@ error types. Skipped without torch."""
 import math
 
 import numpy as np
-import pytest
-
 import pylucid
 import pylucid.distributions as D
+import pytest
 
 torch = pytest.importorskip("torch")
 TD = torch.distributions
@@ -217,7 +216,8 @@ def test_transforms_against_torch():
         _same(p.inv(yp), t.inv(yt), f"{name} inverse")
         assert repr(p.domain) == repr(t.domain) and repr(p.codomain) == repr(t.codomain), name
         assert p.bijective == t.bijective, name
-        _both(lambda: p.log_abs_det_jacobian(xp, yp), lambda: t.log_abs_det_jacobian(xt, yt), f"{name} ladj")
+        _both(lambda p=p, xp=xp, yp=yp: p.log_abs_det_jacobian(xp, yp),
+              lambda t=t, xt=xt, yt=yt: t.log_abs_det_jacobian(xt, yt), f"{name} ladj")
         assert tuple(p.forward_shape((4, 3))) == tuple(t.forward_shape((4, 3)))
     tp = TD.TransformedDistribution(TD.Normal(torch.zeros(3, dtype=torch.float64), 1.0),
                                     [TD.transforms.AffineTransform(1.0, 2.0), TD.transforms.TanhTransform()])

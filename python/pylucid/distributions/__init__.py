@@ -23,12 +23,37 @@ from .kl import kl_divergence, register_kl
 from .mixture import LowRankMultivariateNormal, MixtureSameFamily, VonMises
 from .more import Cauchy, Exponential, Geometric, Laplace
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli
-from .transformed import (Gumbel, HalfCauchy, HalfNormal, Kumaraswamy, LogisticNormal, LogNormal, Pareto,
-                          RelaxedBernoulli, RelaxedOneHotCategorical, TransformedDistribution, Weibull)
-from .transforms import (AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform,
-                         ExpTransform, IndependentTransform, LowerCholeskyTransform, PowerTransform, ReshapeTransform,
-                         SigmoidTransform, SoftmaxTransform, SoftplusTransform, StickBreakingTransform, TanhTransform,
-                         Transform, identity_transform)
+from .transformed import (
+                          Gumbel,
+                          HalfCauchy,
+                          HalfNormal,
+                          Kumaraswamy,
+                          LogisticNormal,
+                          LogNormal,
+                          Pareto,
+                          RelaxedBernoulli,
+                          RelaxedOneHotCategorical,
+                          TransformedDistribution,
+                          Weibull,
+)
+from .transforms import (
+                          AbsTransform,
+                          AffineTransform,
+                          ComposeTransform,
+                          CumulativeDistributionTransform,
+                          ExpTransform,
+                          IndependentTransform,
+                          LowerCholeskyTransform,
+                          PowerTransform,
+                          ReshapeTransform,
+                          SigmoidTransform,
+                          SoftmaxTransform,
+                          SoftplusTransform,
+                          StickBreakingTransform,
+                          TanhTransform,
+                          Transform,
+                          identity_transform,
+)
 from .utils import lazy_property  # noqa: F401
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",

@@ -20,7 +20,7 @@ import numpy as np
 from pylucid import _C
 from pylucid.special import _lgamma_np
 
-__all__ = ["Draws", "standard_gamma", "sample_dirichlet_gammas", "binomial", "gammainc", "gammainc_grad_a"]
+__all__ = ["Draws", "binomial", "gammainc", "gammainc_grad_a", "sample_dirichlet_gammas", "standard_gamma"]
 
 _THIRD_F = float(np.float32(1.0) / np.float32(3.0))
 _SQUEEZE_F = float(np.float32(0.0331))

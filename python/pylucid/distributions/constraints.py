@@ -1,3 +1,4 @@
+# mypy: disable-error-code="override,assignment"
 """``pylucid.distributions.constraints`` (PyTorch's ``torch.distributions.constraints``): the sets
 that parameters (``Distribution.arg_constraints``) and values (``Distribution.support``) must lie
 in. ``constraint.check(value)`` is a bool tensor over the batch (event dims are reduced away with
@@ -12,12 +13,40 @@ Interval(lower_bound=0.0, upper_bound=1.0)
 """
 import pylucid
 
-__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "independent", "integer_interval", "interval", "half_open_interval", "is_dependent",
-           "less_than", "lower_cholesky", "lower_triangular", "MixtureSameFamilyConstraint", "multinomial",
-           "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_semidefinite",
-           "positive_definite", "positive_integer", "real", "real_vector", "simplex", "square", "stack",
-           "symmetric", "unit_interval"]
+__all__ = [
+    "Constraint",
+    "MixtureSameFamilyConstraint",
+    "boolean",
+    "cat",
+    "corr_cholesky",
+    "dependent",
+    "dependent_property",
+    "greater_than",
+    "greater_than_eq",
+    "half_open_interval",
+    "independent",
+    "integer_interval",
+    "interval",
+    "is_dependent",
+    "less_than",
+    "lower_cholesky",
+    "lower_triangular",
+    "multinomial",
+    "nonnegative",
+    "nonnegative_integer",
+    "one_hot",
+    "positive",
+    "positive_definite",
+    "positive_integer",
+    "positive_semidefinite",
+    "real",
+    "real_vector",
+    "simplex",
+    "square",
+    "stack",
+    "symmetric",
+    "unit_interval",
+]
 
 
 class Constraint:
@@ -195,7 +224,7 @@ class _IntegerGreaterThan(Constraint):
 
 class _Real(Constraint):
     def check(self, value):
-        return value == value  # False only for NaN
+        return value == value  # noqa: PLR0124 (False only for NaN)
 
 
 class _GreaterThan(Constraint):
@@ -316,7 +345,7 @@ class _Square(Constraint):
 
     def check(self, value):
         ok = value.shape[-2] == value.shape[-1]
-        return pylucid.full(tuple(value.shape[:-2]), ok, dtype=pylucid.bool)
+        return pylucid.full(tuple(value.shape[:-2]), ok, dtype=pylucid._C.dtype.bool)
 
 
 class _Symmetric(_Square):

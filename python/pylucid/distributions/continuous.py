@@ -8,7 +8,7 @@ from . import constraints
 from .distribution import Distribution, _float_params
 from .utils import lazy_property
 
-__all__ = ["Normal", "Uniform", "MultivariateNormal"]
+__all__ = ["MultivariateNormal", "Normal", "Uniform"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 

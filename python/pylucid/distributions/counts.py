@@ -41,7 +41,7 @@ class Poisson(Distribution):
     def variance(self):
         return self.rate
 
-    def sample(self, sample_shape=pylucid.Size()):
+    def sample(self, sample_shape=()):
         with pylucid.no_grad():
             return pylucid.poisson(self.rate.expand(*self._extended_shape(sample_shape)).contiguous())
 
@@ -113,7 +113,7 @@ class Binomial(_BinaryCounts):
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape=pylucid.Size()):
+    def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         with pylucid.no_grad():
             n = self.total_count.detach().expand(*shape).contiguous().numpy()
@@ -171,7 +171,7 @@ class NegativeBinomial(_BinaryCounts):
     def _gamma(self):
         return Gamma(concentration=self.total_count, rate=pylucid.exp(-self.logits), validate_args=False)
 
-    def sample(self, sample_shape=pylucid.Size()):
+    def sample(self, sample_shape=()):
         with pylucid.no_grad():
             return pylucid.poisson(self._gamma.sample(sample_shape).contiguous())
 
@@ -233,7 +233,7 @@ class Multinomial(Distribution):
     def param_shape(self):
         return self._categorical.param_shape
 
-    def sample(self, sample_shape=pylucid.Size()):
+    def sample(self, sample_shape=()):
         sample_shape = tuple(sample_shape)
         draws = self._categorical.sample((self.total_count,) + sample_shape)  # (n, sample, batch)
         draws = draws.permute(*range(1, draws.ndim), 0)
@@ -331,12 +331,12 @@ class ContinuousBernoulli(Distribution):
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
         return pylucid.where(self._outside_unstable_region(), v, taylor)
 
-    def sample(self, sample_shape=pylucid.Size()):
+    def sample(self, sample_shape=()):
         u = pylucid.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype)
         with pylucid.no_grad():
             return self.icdf(u)
 
-    def rsample(self, sample_shape=pylucid.Size()):
+    def rsample(self, sample_shape=()):
         return self.icdf(pylucid.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype))
 
     def log_prob(self, value):

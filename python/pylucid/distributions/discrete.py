@@ -8,10 +8,9 @@ from pylucid.nn import functional as F
 
 from . import constraints
 from .distribution import Distribution, _float_params
-from .utils import clamp_probs as _clamp_probs
 from .utils import lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["Categorical", "OneHotCategorical", "Bernoulli"]
+__all__ = ["Bernoulli", "Categorical", "OneHotCategorical"]
 
 
 def _one_of(probs, logits):

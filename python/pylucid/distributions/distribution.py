@@ -1,3 +1,4 @@
+# mypy: disable-error-code="override,assignment"
 """The :class:`Distribution` base (shapes, sampling entry points, ``arg_constraints``/``support``
 validation, ``expand``) and :class:`Independent`, which reinterprets batch dims of another
 distribution as event dims."""
@@ -30,7 +31,7 @@ class Distribution:
             raise ValueError
         Distribution._validate_args = value
 
-    def __init__(self, batch_shape=pylucid.Size(), event_shape=pylucid.Size(), validate_args=None):
+    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
         self._batch_shape = pylucid.Size(tuple(batch_shape))
         self._event_shape = pylucid.Size(tuple(event_shape))
         if validate_args is not None:
@@ -117,12 +118,12 @@ class Distribution:
     def stddev(self):
         return self.variance.sqrt()
 
-    def sample(self, sample_shape=pylucid.Size()):
+    def sample(self, sample_shape=()):
         """A sample of shape ``sample_shape + batch_shape + event_shape`` (not differentiable)."""
         with pylucid.no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape=pylucid.Size()):
+    def rsample(self, sample_shape=()):
         raise NotImplementedError
 
     def sample_n(self, n):
@@ -148,7 +149,7 @@ class Distribution:
     def perplexity(self):
         return pylucid.exp(self.entropy())
 
-    def _extended_shape(self, sample_shape=pylucid.Size()):
+    def _extended_shape(self, sample_shape=()):
         if not isinstance(sample_shape, pylucid.Size):
             sample_shape = pylucid.Size(tuple(sample_shape))
         return pylucid.Size(tuple(sample_shape) + self._batch_shape + self._event_shape)
@@ -232,10 +233,10 @@ class Independent(Distribution):
     def _sum_rightmost(self, x):
         return _sum_rightmost(x, self.reinterpreted_batch_ndims)
 
-    def rsample(self, sample_shape=pylucid.Size()):
+    def rsample(self, sample_shape=()):
         return self.base_dist.rsample(sample_shape)
 
-    def sample(self, sample_shape=pylucid.Size()):
+    def sample(self, sample_shape=()):
         return self.base_dist.sample(sample_shape)
 
     def log_prob(self, value):

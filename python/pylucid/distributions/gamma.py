@@ -76,7 +76,7 @@ class Gamma(Distribution):
         self.concentration, self.rate = _float_params(concentration, rate)
         super().__init__(self.concentration.size(), validate_args=validate_args)
 
-    def rsample(self, sample_shape=pylucid.Size()):
+    def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         value = standard_gamma(self.concentration.expand(*shape)) / self.rate.expand(*shape)
         return value.clamp(min=pylucid.finfo(value.dtype).tiny)
@@ -162,7 +162,7 @@ class Dirichlet(Distribution):
         self.concentration = concentration
         super().__init__(concentration.size()[:-1], concentration.size()[-1:], validate_args=validate_args)
 
-    def rsample(self, sample_shape=pylucid.Size()):
+    def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         return _Dirichlet.apply(self.concentration.expand(*shape))
 
@@ -223,7 +223,7 @@ class Beta(Distribution):
     def concentration0(self):
         return self._dirichlet.concentration[..., 1]
 
-    def rsample(self, sample_shape=pylucid.Size()):
+    def rsample(self, sample_shape=()):
         return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):
@@ -279,7 +279,7 @@ class StudentT(Distribution):
         m = _where((df <= 2) & (df > 1), math.inf, m)
         return _where(df <= 1, math.nan, m)
 
-    def rsample(self, sample_shape=pylucid.Size()):
+    def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         x = pylucid.randn(shape, dtype=self.df.dtype)
         z = self._chi2.rsample(sample_shape)
@@ -328,7 +328,7 @@ class FisherSnedecor(Distribution):
         df2 = _where(self.df2 <= 4, math.nan, self.df2)
         return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
 
-    def rsample(self, sample_shape=pylucid.Size()):
+    def rsample(self, sample_shape=()):
         tiny = pylucid.finfo(self.df1.dtype).tiny
         x1 = self._gamma1.rsample(sample_shape)
         x2 = self._gamma2.rsample(sample_shape).clamp(min=tiny)

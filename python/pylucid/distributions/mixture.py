@@ -103,7 +103,7 @@ class MixtureSameFamily(Distribution):
         log_mix_prob = pylucid.log_softmax(self.mixture_distribution.logits, dim=-1)  # [B, k]
         return (log_prob_x + log_mix_prob).logsumexp(-1)
 
-    def sample(self, sample_shape=pylucid.Size()):
+    def sample(self, sample_shape=()):
         with pylucid.no_grad():
             gather_dim = len(sample_shape) + len(self.batch_shape)
             es = tuple(self.event_shape)
@@ -204,7 +204,7 @@ class LowRankMultivariateNormal(Distribution):
         n = self._event_shape[0]
         return p.expand(*self._batch_shape, n, n)
 
-    def rsample(self, sample_shape=pylucid.Size()):
+    def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         w_shape = tuple(shape[:-1]) + tuple(self.cov_factor.shape[-1:])
         eps_w = pylucid.randn(w_shape, dtype=self.loc.dtype)
@@ -275,12 +275,12 @@ class VonMises(Distribution):
         r = (1 + rho**2) / (2 * rho)
         return pylucid.where(kappa < 1e-5, 1 / kappa + kappa, r)  # small kappa: second-order Taylor
 
-    def sample(self, sample_shape=pylucid.Size()):
+    def sample(self, sample_shape=()):
         with pylucid.no_grad():
             shape = tuple(self._extended_shape(sample_shape))
             loc, kappa, r = self._loc.detach(), self._concentration.detach(), self._proposal_r.detach()
             x = pylucid.zeros(shape, dtype=pylucid.float64)
-            done = pylucid.zeros(shape, dtype=pylucid.bool)
+            done = pylucid.zeros(shape, dtype=pylucid._C.dtype.bool)
             while not bool(done.all()):
                 u1, u2, u3 = pylucid.rand((3,) + shape, dtype=pylucid.float64).unbind()
                 z = pylucid.cos(math.pi * u1)

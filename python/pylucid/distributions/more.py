@@ -11,7 +11,7 @@ from .discrete import _one_of
 from .distribution import Distribution, _float_params
 from .utils import lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["Cauchy", "Exponential", "Laplace", "Geometric"]
+__all__ = ["Cauchy", "Exponential", "Geometric", "Laplace"]
 
 
 class Exponential(Distribution):

@@ -47,7 +47,7 @@ class LogitRelaxedBernoulli(Distribution):
     def param_shape(self):
         return self._param.size()
 
-    def rsample(self, sample_shape=pylucid.Size()):
+    def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(self.probs.expand(*shape))
         u = clamp_probs(pylucid.rand(shape, dtype=probs.dtype))
@@ -87,7 +87,7 @@ class ExpRelaxedCategorical(Distribution):
     def probs(self):
         return self._categorical.probs
 
-    def rsample(self, sample_shape=pylucid.Size()):
+    def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         u = clamp_probs(pylucid.rand(shape, dtype=self.logits.dtype))
         gumbels = -((-(u.log())).log())

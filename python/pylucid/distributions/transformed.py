@@ -1,3 +1,4 @@
+# mypy: disable-error-code="override,assignment"
 """:class:`TransformedDistribution` (a base distribution pushed through transforms, with the
 change-of-variables ``log_prob``) and the distributions PyTorch builds that way: :class:`LogNormal`,
 :class:`HalfNormal`, :class:`HalfCauchy`, :class:`Gumbel`, :class:`Weibull`, :class:`Pareto`,
@@ -14,11 +15,30 @@ from .continuous import Normal, Uniform
 from .distribution import Distribution, Independent, _float_params, _sum_rightmost
 from .more import Cauchy, Exponential
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli
-from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform,
-                         SigmoidTransform, StickBreakingTransform, Transform)
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    PowerTransform,
+    SigmoidTransform,
+    StickBreakingTransform,
+    Transform,
+)
 
-__all__ = ["TransformedDistribution", "LogNormal", "HalfNormal", "HalfCauchy", "Gumbel", "Weibull", "Pareto",
-           "Kumaraswamy", "LogisticNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical"]
+__all__ = [
+    "Gumbel",
+    "HalfCauchy",
+    "HalfNormal",
+    "Kumaraswamy",
+    "LogNormal",
+    "LogisticNormal",
+    "Pareto",
+    "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
+    "TransformedDistribution",
+    "Weibull",
+]
 
 _EULER = 0.57721566490153286060
 
@@ -85,14 +105,14 @@ class TransformedDistribution(Distribution):
     def has_rsample(self):
         return self.base_dist.has_rsample
 
-    def sample(self, sample_shape=pylucid.Size()):
+    def sample(self, sample_shape=()):
         with pylucid.no_grad():
             x = self.base_dist.sample(sample_shape)
             for t in self.transforms:
                 x = t(x)
             return x
 
-    def rsample(self, sample_shape=pylucid.Size()):
+    def rsample(self, sample_shape=()):
         x = self.base_dist.rsample(sample_shape)
         for t in self.transforms:
             x = t(x)

@@ -1,3 +1,4 @@
+# mypy: disable-error-code="override,assignment"
 """``pylucid.distributions.transforms`` (PyTorch's ``torch.distributions.transforms``): invertible
 maps ``y = t(x)`` with ``t.inv(y)``, the ``domain``/``codomain`` constraints they map between and
 ``log_abs_det_jacobian(x, y)`` = ``log |dy/dx|`` (summed over ``event_dim`` dims), the pieces of a
@@ -14,6 +15,7 @@ import math
 import numbers
 import operator
 import weakref
+from typing import Any
 
 import pylucid
 from pylucid.nn import functional as F
@@ -22,10 +24,24 @@ from . import constraints
 from .distribution import _sum_rightmost
 from .utils import broadcast_all
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
-           "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform",
-           "SigmoidTransform", "SoftplusTransform", "TanhTransform", "SoftmaxTransform", "StickBreakingTransform",
-           "Transform", "identity_transform"]
+__all__ = [
+    "AbsTransform",
+    "AffineTransform",
+    "ComposeTransform",
+    "CumulativeDistributionTransform",
+    "ExpTransform",
+    "IndependentTransform",
+    "LowerCholeskyTransform",
+    "PowerTransform",
+    "ReshapeTransform",
+    "SigmoidTransform",
+    "SoftmaxTransform",
+    "SoftplusTransform",
+    "StickBreakingTransform",
+    "TanhTransform",
+    "Transform",
+    "identity_transform",
+]
 
 
 class Transform:
@@ -40,8 +56,8 @@ class Transform:
         if cache_size not in (0, 1):
             raise ValueError("cache_size must be 0 or 1")
         self._cache_size = cache_size
-        self._inv = None
-        self._cached_x_y = None, None
+        self._inv: Any = None  # a weak reference to the inverse (the transform itself in an inverse)
+        self._cached_x_y: tuple = None, None
 
     @property
     def event_dim(self):

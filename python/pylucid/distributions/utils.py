@@ -5,8 +5,15 @@ import numbers
 import pylucid
 from pylucid.nn import functional as F
 
-__all__ = ["broadcast_all", "lazy_property", "logits_to_probs", "probs_to_logits", "clamp_probs",
-           "tril_matrix_to_vec", "vec_to_tril_matrix"]
+__all__ = [
+    "broadcast_all",
+    "clamp_probs",
+    "lazy_property",
+    "logits_to_probs",
+    "probs_to_logits",
+    "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
+]
 
 
 def broadcast_all(*values):
@@ -29,7 +36,7 @@ def _float_params(*values):
     return [t if t.dtype.is_floating_point else t.to(pylucid.get_default_dtype()) for t in out]
 
 
-class lazy_property:  # noqa: N801 (PyTorch's name)
+class lazy_property:
     """A property computed on first access and then stored on the instance (so ``probs`` and
     ``logits`` each derive from the other once)."""
 
