@@ -1,7 +1,7 @@
 """``pylucid.distributions`` (PyTorch's ``torch.distributions``): probability distributions with
 ``sample``/``rsample``, ``log_prob``, ``cdf``/``icdf``, ``entropy``, moments, ``support`` and
-``arg_constraints`` (see :mod:`.constraints`), :class:`TransformedDistribution` with the
-:mod:`.transforms`, and ``kl_divergence``. Values equal PyTorch's; samples come from pylucid's
+``arg_constraints`` (see ``constraints``), ``TransformedDistribution`` with the
+``transforms``, and ``kl_divergence``. Values equal PyTorch's; samples come from pylucid's
 generator (seeded by :func:`pylucid.manual_seed`) drawn as PyTorch draws them, so a seeded program
 gets PyTorch's samples.
 

@@ -1,4 +1,4 @@
-"""Continuous distributions: :class:`Normal`, :class:`Uniform` and :class:`MultivariateNormal`, all
+"""Continuous distributions: ``Normal``, ``Uniform`` and ``MultivariateNormal``, all
 reparameterisable (``rsample`` is differentiable in the parameters)."""
 import math
 

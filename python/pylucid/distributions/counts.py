@@ -1,5 +1,5 @@
-"""Count and [0, 1] distributions: :class:`Poisson`, :class:`Binomial`, :class:`Multinomial`,
-:class:`NegativeBinomial` (a gamma-mixed Poisson) and :class:`ContinuousBernoulli`. Poisson and
+"""Count and [0, 1] distributions: ``Poisson``, ``Binomial``, ``Multinomial``,
+``NegativeBinomial`` (a gamma-mixed Poisson) and ``ContinuousBernoulli``. Poisson and
 binomial samples are drawn by PyTorch's CPU samplers (``pylucid.poisson`` and ``_sampling``), so
 a seed gives PyTorch's numbers."""
 import math
@@ -185,7 +185,7 @@ class NegativeBinomial(_BinaryCounts):
 
 
 class Multinomial(Distribution):
-    """Counts over K categories from ``total_count`` independent :class:`Categorical` draws."""
+    """Counts over K categories from ``total_count`` independent ``Categorical`` draws."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
     _batched = ("_categorical", "_binomial")

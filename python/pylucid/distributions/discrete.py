@@ -1,4 +1,4 @@
-"""Discrete distributions: :class:`Categorical`, :class:`OneHotCategorical` and :class:`Bernoulli`,
+"""Discrete distributions: ``Categorical``, ``OneHotCategorical`` and ``Bernoulli``,
 each built from ``probs`` or ``logits`` (exactly one), with the other derived as PyTorch does
 (probabilities clamped to ``[eps, 1 - eps]`` before their log)."""
 import math
@@ -95,7 +95,7 @@ class Categorical(Distribution):
 
 
 class OneHotCategorical(Distribution):
-    """:class:`Categorical` with one-hot vectors of length K as its values."""
+    """``Categorical`` with one-hot vectors of length K as its values."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
     support = constraints.one_hot

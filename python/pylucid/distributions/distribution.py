@@ -1,6 +1,6 @@
 # mypy: disable-error-code="override,assignment"
-"""The :class:`Distribution` base (shapes, sampling entry points, ``arg_constraints``/``support``
-validation, ``expand``) and :class:`Independent`, which reinterprets batch dims of another
+"""The ``Distribution`` base (shapes, sampling entry points, ``arg_constraints``/``support``
+validation, ``expand``) and ``Independent``, which reinterprets batch dims of another
 distribution as event dims."""
 import warnings
 
@@ -18,7 +18,7 @@ class Distribution:
     (reparameterised, differentiable samples) or ``sample``, ``log_prob`` and ``entropy``; samples
     come from pylucid's generator, so :func:`pylucid.manual_seed` makes them repeatable. With
     ``validate_args`` (on by default, as in PyTorch) parameters outside ``arg_constraints`` and
-    values outside ``support`` raise :class:`ValueError`."""
+    values outside ``support`` raise ``ValueError``."""
 
     has_rsample = False
     has_enumerate_support = False
@@ -94,12 +94,12 @@ class Distribution:
 
     @property
     def arg_constraints(self):
-        """Parameter name -> :mod:`constraints` object that the parameter must satisfy."""
+        """Parameter name -> ``constraints`` object that the parameter must satisfy."""
         raise NotImplementedError
 
     @property
     def support(self):
-        """The :mod:`constraints` object of the values this distribution takes."""
+        """The ``constraints`` object of the values this distribution takes."""
         raise NotImplementedError
 
     @property

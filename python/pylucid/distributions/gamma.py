@@ -1,5 +1,5 @@
-"""The gamma family: :class:`Gamma`, :class:`Chi2`, :class:`Dirichlet`, :class:`Beta`,
-:class:`StudentT` and :class:`FisherSnedecor`. Densities and entropies use :func:`pylucid.lgamma`
+"""The gamma family: ``Gamma``, :class:`Chi2`, ``Dirichlet``, ``Beta``,
+``StudentT`` and ``FisherSnedecor``. Densities and entropies use :func:`pylucid.lgamma`
 and :func:`pylucid.digamma`, so they are differentiable in the parameters (to every order).
 Samples are drawn by PyTorch's CPU samplers (see ``_sampling``), so a seed gives PyTorch's
 numbers, and are reparameterised: a gamma sample's gradient in its concentration is the implicit
@@ -199,7 +199,7 @@ class Dirichlet(Distribution):
 
 class Beta(Distribution):
     """The beta distribution on [0, 1] with ``concentration1`` (alpha) and ``concentration0``
-    (beta): the first coordinate of a two-class :class:`Dirichlet`."""
+    (beta): the first coordinate of a two-class ``Dirichlet``."""
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval

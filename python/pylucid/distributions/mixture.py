@@ -1,7 +1,7 @@
-""":class:`MixtureSameFamily` (a categorical mixture of one batched component distribution),
-:class:`LowRankMultivariateNormal` (covariance ``W W^T + diag(D)``, with the capacitance
+"""``MixtureSameFamily`` (a categorical mixture of one batched component distribution),
+``LowRankMultivariateNormal`` (covariance ``W W^T + diag(D)``, with the capacitance
 ``I + W^T D^-1 W`` doing the work: Woodbury for the Mahalanobis term, the matrix determinant
-lemma for the log-determinant) and :class:`VonMises` (Best and Fisher's rejection sampler on
+lemma for the log-determinant) and ``VonMises`` (Best and Fisher's rejection sampler on
 double-precision uniforms, as PyTorch's, so a seed gives PyTorch's samples)."""
 import math
 
@@ -17,7 +17,7 @@ __all__ = ["LowRankMultivariateNormal", "MixtureSameFamily", "VonMises"]
 
 
 class MixtureSameFamily(Distribution):
-    """A mixture with weights from ``mixture_distribution`` (a :class:`Categorical` over k) of
+    """A mixture with weights from ``mixture_distribution`` (a ``Categorical`` over k) of
     the k components indexed by the rightmost batch dim of ``component_distribution``."""
 
     arg_constraints: dict = {}

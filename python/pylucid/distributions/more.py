@@ -1,5 +1,5 @@
-"""More of ``torch.distributions``: :class:`Exponential`, :class:`Laplace`,
-:class:`Cauchy` (reparameterisable) and :class:`Geometric`. Samples are drawn the way PyTorch
+"""More of ``torch.distributions``: ``Exponential``, ``Laplace``,
+``Cauchy`` (reparameterisable) and ``Geometric``. Samples are drawn the way PyTorch
 draws them (``exponential_``, ``uniform_``, ``cauchy_``, ``randn``), so a seed gives PyTorch's samples; ``log_prob``,
 ``cdf``, ``entropy`` and the moments follow PyTorch's formulas."""
 import math

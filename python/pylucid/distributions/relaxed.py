@@ -1,6 +1,6 @@
-"""The logit-space relaxations behind :class:`RelaxedBernoulli` and
-:class:`RelaxedOneHotCategorical`: :class:`LogitRelaxedBernoulli` (logistic noise added to the
-logits, divided by the temperature) and :class:`ExpRelaxedCategorical` (Gumbel noise, then
+"""The logit-space relaxations behind ``RelaxedBernoulli`` and
+``RelaxedOneHotCategorical``: ``LogitRelaxedBernoulli`` (logistic noise added to the
+logits, divided by the temperature) and ``ExpRelaxedCategorical`` (Gumbel noise, then
 log-softmax), with the densities of Maddison et al. (2017)."""
 import numbers
 
@@ -15,7 +15,7 @@ __all__ = ["ExpRelaxedCategorical", "LogitRelaxedBernoulli"]
 
 
 class LogitRelaxedBernoulli(Distribution):
-    """The logit of a :class:`RelaxedBernoulli` sample: ``(logit(U) + logits) / temperature``."""
+    """The logit of a ``RelaxedBernoulli`` sample: ``(logit(U) + logits) / temperature``."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
@@ -61,7 +61,7 @@ class LogitRelaxedBernoulli(Distribution):
 
 
 class ExpRelaxedCategorical(Distribution):
-    """The log of a :class:`RelaxedOneHotCategorical` sample: ``log_softmax((logits + G) / T)``
+    """The log of a ``RelaxedOneHotCategorical`` sample: ``log_softmax((logits + G) / T)``
     with ``G`` standard Gumbel noise."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}

@@ -1,9 +1,9 @@
 # mypy: disable-error-code="override,assignment"
-""":class:`TransformedDistribution` (a base distribution pushed through transforms, with the
-change-of-variables ``log_prob``) and the distributions PyTorch builds that way: :class:`LogNormal`,
-:class:`HalfNormal`, :class:`HalfCauchy`, :class:`Gumbel`, :class:`Weibull`, :class:`Pareto`,
-:class:`Kumaraswamy`, :class:`LogisticNormal`, :class:`RelaxedBernoulli` and
-:class:`RelaxedOneHotCategorical`. Samples are the base's samples transformed, so they are
+"""``TransformedDistribution`` (a base distribution pushed through transforms, with the
+change-of-variables ``log_prob``) and the distributions PyTorch builds that way: ``LogNormal``,
+``HalfNormal``, ``HalfCauchy``, ``Gumbel``, ``Weibull``, ``Pareto``,
+``Kumaraswamy``, ``LogisticNormal``, ``RelaxedBernoulli`` and
+``RelaxedOneHotCategorical``. Samples are the base's samples transformed, so they are
 PyTorch's for a seed."""
 import math
 
@@ -44,7 +44,7 @@ _EULER = 0.57721566490153286060
 
 
 class TransformedDistribution(Distribution):
-    """``base_distribution`` pushed through ``transforms`` (one :class:`Transform` or a list,
+    """``base_distribution`` pushed through ``transforms`` (one ``Transform`` or a list,
     applied in order): ``log_prob(y) = base.log_prob(x) - sum log|dy/dx|`` with ``x`` the
     transforms inverted."""
 
@@ -428,7 +428,7 @@ class Kumaraswamy(TransformedDistribution):
 
 class LogisticNormal(TransformedDistribution):
     """The logistic-normal distribution on the simplex: a Normal over K - 1 coordinates pushed
-    through :class:`StickBreakingTransform`."""
+    through ``StickBreakingTransform``."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.simplex

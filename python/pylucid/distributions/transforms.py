@@ -2,7 +2,7 @@
 """``pylucid.distributions.transforms`` (PyTorch's ``torch.distributions.transforms``): invertible
 maps ``y = t(x)`` with ``t.inv(y)``, the ``domain``/``codomain`` constraints they map between and
 ``log_abs_det_jacobian(x, y)`` = ``log |dy/dx|`` (summed over ``event_dim`` dims), the pieces of a
-:class:`~pylucid.distributions.TransformedDistribution`.
+``pylucid.distributions.TransformedDistribution``.
 
 >>> import pylucid
 >>> from pylucid.distributions.transforms import ExpTransform
