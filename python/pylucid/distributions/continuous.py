@@ -1,14 +1,14 @@
-"""Continuous distributions: :class:`Normal`, :class:`Uniform` and :class:`MultivariateNormal`, all
+"""Continuous distributions: ``Normal``, ``Uniform`` and ``MultivariateNormal``, all
 reparameterisable (``rsample`` is differentiable in the parameters)."""
 import math
 
-import numpy as np
-
 import pylucid
 
+from . import constraints
 from .distribution import Distribution, _float_params
+from .utils import lazy_property
 
-__all__ = ["Normal", "Uniform", "MultivariateNormal"]
+__all__ = ["MultivariateNormal", "Normal", "Uniform"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -17,25 +17,24 @@ class Normal(Distribution):
     """The normal distribution with mean ``loc`` and standard deviation ``scale`` (numbers or
     tensors, broadcast together)."""
 
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
     has_rsample = True
-    _params = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = _float_params(loc, scale)
-        super().__init__(tuple(self.loc.shape), (), validate_args)
-        self._check("loc", self.loc, self.loc == self.loc)
-        self._check("scale", self.scale, self.scale > 0)
+        super().__init__(self.loc.size(), validate_args=validate_args)
 
     def rsample(self, sample_shape=()):
         eps = pylucid.randn(self._extended_shape(sample_shape), dtype=self.loc.dtype)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         return -((value - self.loc) ** 2) / (2 * self.scale**2) - self.scale.log() - _LOG_SQRT_2PI
 
     def cdf(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         return 0.5 * (1 + pylucid.erf((value - self.loc) / (self.scale * math.sqrt(2))))
 
     def icdf(self, value):
@@ -66,27 +65,30 @@ class Uniform(Distribution):
     """The uniform distribution on ``[low, high)``."""
 
     has_rsample = True
-    _params = ("low", "high")
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = _float_params(low, high)
-        super().__init__(tuple(self.low.shape), (), validate_args)
-        self._check("low", self.low, self.low < self.high)
+        super().__init__(self.low.size(), validate_args=validate_args)
 
-    def _support(self, value):
-        return (self.low <= value) & (value < self.high)
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.interval(self.low, self.high)
 
     def rsample(self, sample_shape=()):
         u = pylucid.rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         lb, ub = (self.low <= value).to(self.low.dtype), (self.high > value).to(self.low.dtype)
         return (lb * ub).log() - (self.high - self.low).log()
 
     def cdf(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         return ((value - self.low) / (self.high - self.low)).clamp(0, 1)
 
     def icdf(self, value):
@@ -156,18 +158,14 @@ def _precision_to_scale_tril(p):
     return _tril_inverse(flipped.flip(-2, -1).transpose(-1, -2))
 
 
-def _positive_definite(m):
-    arr = m.detach().to(pylucid.float64).numpy()
-    sym = np.allclose(arr, np.swapaxes(arr, -1, -2))
-    return pylucid.tensor(sym and bool(np.all(np.linalg.eigvalsh(arr) > 0)) if arr.size else sym)
-
-
 class MultivariateNormal(Distribution):
     """The multivariate normal with mean ``loc`` (..., k) and one of ``covariance_matrix``, its
     inverse ``precision_matrix`` or the covariance's lower Cholesky factor ``scale_tril`` (..., k, k)."""
 
+    arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
+                       "precision_matrix": constraints.positive_definite, "scale_tril": constraints.lower_cholesky}
+    support = constraints.real_vector
     has_rsample = True
-    _params: tuple = ("loc",)
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
         if loc.ndim < 1:
@@ -178,34 +176,33 @@ class MultivariateNormal(Distribution):
                                            ("precision_matrix", precision_matrix)) if v is not None)
         if m.ndim < 2:
             raise ValueError(f"{name} matrix must be at least two-dimensional, with optional leading batch dimensions")
-        if m.shape[-1] != m.shape[-2] or m.shape[-1] != loc.shape[-1]:
-            raise ValueError(f"{name}: expected square (..., {loc.shape[-1]}, {loc.shape[-1]}) matrices, got "
-                             f"{tuple(m.shape)}")
         batch = pylucid.broadcast_shapes(tuple(m.shape[:-2]), tuple(loc.shape[:-1]))
         k = loc.shape[-1]
-        self.loc = loc.expand(*batch, k)
-        super().__init__(batch, (k,), validate_args)
+        setattr(self, name, m.expand(*batch, -1, -1))
+        self.loc = loc.expand(*batch, -1)
+        super().__init__(batch, (k,), validate_args=validate_args)
         if scale_tril is not None:
-            d = scale_tril.diagonal(0, -2, -1)
-            self._check("scale_tril", scale_tril, (scale_tril.tril() == scale_tril).all() & (d > 0).all())
             self._unbroadcasted_scale_tril = scale_tril
+        elif covariance_matrix is not None:
+            self._unbroadcasted_scale_tril = _cholesky(covariance_matrix)
         else:
-            if self._validate_args:
-                self._check(name, m, _positive_definite(m))
-            to_tril = _cholesky if covariance_matrix is not None else _precision_to_scale_tril
-            self._unbroadcasted_scale_tril = to_tril(m)
-        self._params = ("loc", name)
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
-    @property
+    def expand(self, batch_shape, _instance=None):
+        new = super().expand(batch_shape, _instance)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        return new
+
+    @lazy_property
     def scale_tril(self):
         return self._unbroadcasted_scale_tril.expand(*self._batch_shape, *self._event_shape * 2)
 
-    @property
+    @lazy_property
     def covariance_matrix(self):
         tril = self._unbroadcasted_scale_tril
         return (tril @ tril.transpose(-1, -2)).expand(*self._batch_shape, *self._event_shape * 2)
 
-    @property
+    @lazy_property
     def precision_matrix(self):
         inv = _tril_inverse(self._unbroadcasted_scale_tril)
         return (inv.transpose(-1, -2) @ inv).expand(*self._batch_shape, *self._event_shape * 2)
@@ -218,7 +215,7 @@ class MultivariateNormal(Distribution):
         return self._unbroadcasted_scale_tril.diagonal(0, -2, -1).log().sum(-1)
 
     def log_prob(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         diff = value - self.loc
         tril = self._unbroadcasted_scale_tril
         shape = pylucid.broadcast_shapes(tuple(diff.shape[:-1]), tuple(tril.shape[:-2]))

@@ -1,4 +1,4 @@
-"""Discrete distributions: :class:`Categorical`, :class:`OneHotCategorical` and :class:`Bernoulli`,
+"""Discrete distributions: ``Categorical``, ``OneHotCategorical`` and ``Bernoulli``,
 each built from ``probs`` or ``logits`` (exactly one), with the other derived as PyTorch does
 (probabilities clamped to ``[eps, 1 - eps]`` before their log)."""
 import math
@@ -6,9 +6,11 @@ import math
 import pylucid
 from pylucid.nn import functional as F
 
+from . import constraints
 from .distribution import Distribution, _float_params
+from .utils import lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["Categorical", "OneHotCategorical", "Bernoulli"]
+__all__ = ["Bernoulli", "Categorical", "OneHotCategorical"]
 
 
 def _one_of(probs, logits):
@@ -16,17 +18,12 @@ def _one_of(probs, logits):
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
-def _clamp_probs(probs):
-    eps = pylucid.finfo(probs.dtype).eps
-    return probs.clamp(min=eps, max=1 - eps)
-
-
 class Categorical(Distribution):
     """A distribution over ``0 .. K-1`` given by the last dim of ``probs`` (non-negative, normalised
     here) or ``logits`` (unnormalised log-probabilities)."""
 
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
     has_enumerate_support = True
-    _params = ("probs", "logits")
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         _one_of(probs, logits)
@@ -37,29 +34,30 @@ class Categorical(Distribution):
             self.probs = probs / probs.sum(-1, keepdim=True)
         else:
             self.logits = logits - logits.logsumexp(-1, keepdim=True)
+        self._param = self.probs if probs is not None else self.logits
         self._num_events = param.shape[-1]
-        super().__init__(tuple(param.shape[:-1]), (), validate_args)
-        if probs is not None:
-            self._check("probs", probs, (probs >= 0) & (self.probs == self.probs))
-        else:
-            self._check("logits", logits, logits == logits)
+        super().__init__(param.size()[:-1], validate_args=validate_args)
 
-    def __getattr__(self, name):
-        # probs and logits are derived from each other on first use, then kept.
-        if name == "probs":
-            self.probs = F.softmax(self.__dict__["logits"], dim=-1)
-            return self.probs
-        if name == "logits":
-            self.logits = _clamp_probs(self.__dict__["probs"]).log()
-            return self.logits
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    def expand(self, batch_shape, _instance=None):
+        new = super().expand(batch_shape, _instance)
+        new._param = new.__dict__["probs" if self._param is self.__dict__.get("probs") else "logits"]
+        return new
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
 
     @property
     def param_shape(self):
         return self._batch_shape + (self._num_events,)
-
-    def _support(self, value):
-        return (value >= 0) & (value < self._num_events) & (value == value.floor())
 
     def sample(self, sample_shape=()):
         n = math.prod(sample_shape)
@@ -68,7 +66,7 @@ class Categorical(Distribution):
         return draws.reshape(*self._extended_shape(sample_shape))
 
     def log_prob(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         value = value.long().unsqueeze(-1)
         shape = pylucid.broadcast_shapes(tuple(value.shape), tuple(self.logits.shape[:-1]) + (1,))
         value = value.expand(*shape)
@@ -97,12 +95,15 @@ class Categorical(Distribution):
 
 
 class OneHotCategorical(Distribution):
-    """:class:`Categorical` with one-hot vectors of length K as its values."""
+    """``Categorical`` with one-hot vectors of length K as its values."""
 
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    support = constraints.one_hot
     has_enumerate_support = True
+    _batched = ("_categorical",)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits, validate_args)
+        self._categorical = Categorical(probs, logits)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:], validate_args)
 
     @property
@@ -113,15 +114,12 @@ class OneHotCategorical(Distribution):
     def logits(self):
         return self._categorical.logits
 
-    def _support(self, value):
-        return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
-
     def sample(self, sample_shape=()):
         idx = self._categorical.sample(sample_shape)
         return F.one_hot(idx, self._event_shape[0]).to(self.probs.dtype)
 
     def log_prob(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         return self._categorical.log_prob(value.argmax(-1))
 
     def entropy(self):
@@ -148,8 +146,9 @@ class OneHotCategorical(Distribution):
 class Bernoulli(Distribution):
     """The distribution of a 0/1 variable that is 1 with probability ``probs`` (or ``sigmoid(logits)``)."""
 
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
     has_enumerate_support = True
-    _params = ("probs", "logits")
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         _one_of(probs, logits)
@@ -159,35 +158,26 @@ class Bernoulli(Distribution):
         else:
             (self.logits,) = _float_params(logits)
             param = self.logits
-        super().__init__(tuple(param.shape), (), validate_args)
-        if probs is not None:
-            self._check("probs", param, (param >= 0) & (param <= 1))
-        else:
-            self._check("logits", param, param == param)
+        super().__init__(param.size(), validate_args=validate_args)
 
-    def __getattr__(self, name):
-        if name == "probs":
-            self.probs = pylucid.sigmoid(self.__dict__["logits"])
-            return self.probs
-        if name == "logits":
-            p = _clamp_probs(self.__dict__["probs"])
-            self.logits = p.log() - (-p).log1p()
-            return self.logits
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
 
     @property
     def param_shape(self):
         return self._batch_shape
-
-    def _support(self, value):
-        return (value == 0) | (value == 1)
 
     def sample(self, sample_shape=()):
         with pylucid.no_grad():
             return pylucid.bernoulli(self.probs.expand(*self._extended_shape(sample_shape)).contiguous())
 
     def log_prob(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         logits, value = pylucid.broadcast_tensors(self.logits, value.to(self.logits.dtype))
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
 

@@ -1,42 +1,40 @@
-"""More of ``torch.distributions``: :class:`Exponential`, :class:`Laplace`, :class:`LogNormal`,
-:class:`Cauchy` (reparameterisable) and :class:`Geometric`. Samples are drawn the way PyTorch
+"""More of ``torch.distributions``: ``Exponential``, ``Laplace``,
+``Cauchy`` (reparameterisable) and ``Geometric``. Samples are drawn the way PyTorch
 draws them (``exponential_``, ``uniform_``, ``cauchy_``, ``randn``), so a seed gives PyTorch's samples; ``log_prob``,
 ``cdf``, ``entropy`` and the moments follow PyTorch's formulas."""
 import math
 
 import pylucid
 
-from .continuous import Normal
-from .discrete import _clamp_probs, _one_of
+from . import constraints
+from .discrete import _one_of
 from .distribution import Distribution, _float_params
+from .utils import lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["Cauchy", "Exponential", "Laplace", "LogNormal", "Geometric"]
+__all__ = ["Cauchy", "Exponential", "Geometric", "Laplace"]
 
 
 class Exponential(Distribution):
     """The exponential distribution with ``rate`` (mean ``1 / rate``), on ``[0, inf)``."""
 
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
     has_rsample = True
-    _params = ("rate",)
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = _float_params(rate)
-        super().__init__(tuple(self.rate.shape), (), validate_args)
-        self._check("rate", self.rate, self.rate > 0)
-
-    def _support(self, value):
-        return value >= 0
+        super().__init__(self.rate.size(), validate_args=validate_args)
 
     def rsample(self, sample_shape=()):
         u = pylucid.empty(self._extended_shape(sample_shape), dtype=self.rate.dtype).exponential_()
         return u / self.rate
 
     def log_prob(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         return self.rate.log() - self.rate * value
 
     def cdf(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         return 1 - pylucid.exp(-self.rate * value)
 
     def icdf(self, value):
@@ -65,14 +63,13 @@ class Exponential(Distribution):
 class Laplace(Distribution):
     """The Laplace distribution with location ``loc`` and scale ``scale``."""
 
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
     has_rsample = True
-    _params = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = _float_params(loc, scale)
-        super().__init__(tuple(self.loc.shape), (), validate_args)
-        self._check("loc", self.loc, self.loc == self.loc)
-        self._check("scale", self.scale, self.scale > 0)
+        super().__init__(self.loc.size(), validate_args=validate_args)
 
     def rsample(self, sample_shape=()):
         eps = pylucid.finfo(self.loc.dtype).eps
@@ -80,11 +77,11 @@ class Laplace(Distribution):
         return self.loc - self.scale * u.sign() * pylucid.log1p(-u.abs())
 
     def log_prob(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         return -pylucid.log(2 * self.scale) - (value - self.loc).abs() / self.scale
 
     def cdf(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         z = value - self.loc
         return 0.5 - 0.5 * z.sign() * pylucid.expm1(-z.abs() / self.scale)
 
@@ -116,25 +113,24 @@ class Cauchy(Distribution):
     """The Cauchy (Lorentz) distribution with location ``loc`` and half-width ``scale``; its mean
     and variance do not exist (nan and inf, as PyTorch reports them)."""
 
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
     has_rsample = True
-    _params = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = _float_params(loc, scale)
-        super().__init__(tuple(self.loc.shape), (), validate_args)
-        self._check("loc", self.loc, self.loc == self.loc)
-        self._check("scale", self.scale, self.scale > 0)
+        super().__init__(self.loc.size(), validate_args=validate_args)
 
     def rsample(self, sample_shape=()):
         eps = pylucid.empty(self._extended_shape(sample_shape), dtype=self.loc.dtype).cauchy_()
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         return -math.log(math.pi) - self.scale.log() - pylucid.log1p(((value - self.loc) / self.scale) ** 2)
 
     def cdf(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         return pylucid.atan((value - self.loc) / self.scale) / math.pi + 0.5
 
     def icdf(self, value):
@@ -156,57 +152,12 @@ class Cauchy(Distribution):
         return pylucid.full_like(self.loc, math.inf)
 
 
-class LogNormal(Distribution):
-    """``exp(X)`` for ``X ~ Normal(loc, scale)``, on ``(0, inf)``; ``base_dist`` is that Normal."""
-
-    has_rsample = True
-    _params: tuple = ()  # PyTorch prints a LogNormal (a TransformedDistribution) as LogNormal()
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.base_dist = Normal(loc, scale, validate_args=validate_args)
-        self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
-        super().__init__(tuple(self.loc.shape), (), validate_args)
-
-    def _support(self, value):
-        return value > 0
-
-    def rsample(self, sample_shape=()):
-        return self.base_dist.rsample(sample_shape).exp()
-
-    def log_prob(self, value):
-        self._validate_sample(value)
-        y = value.log()
-        return self.base_dist.log_prob(y) - y
-
-    def cdf(self, value):
-        self._validate_sample(value)
-        return self.base_dist.cdf(value.log())
-
-    def icdf(self, value):
-        return self.base_dist.icdf(value).exp()
-
-    def entropy(self):
-        return self.base_dist.entropy() + self.loc
-
-    @property
-    def mean(self):
-        return (self.loc + self.scale.pow(2) / 2).exp()
-
-    @property
-    def mode(self):
-        return (self.loc - self.scale.pow(2)).exp()
-
-    @property
-    def variance(self):
-        s2 = self.scale.pow(2)
-        return pylucid.expm1(s2) * (2 * self.loc + s2).exp()
-
-
 class Geometric(Distribution):
     """The number of failures before the first success in Bernoulli trials with success
     probability ``probs`` (or ``logits``): values 0, 1, 2, ..."""
 
-    _params = ("probs", "logits")
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         _one_of(probs, logits)
@@ -216,24 +167,19 @@ class Geometric(Distribution):
         else:
             (self.logits,) = _float_params(logits)
             param = self.logits
-        super().__init__(tuple(param.shape), (), validate_args)
-        if probs is not None:
-            self._check("probs", param, (param > 0) & (param <= 1))
-        else:
-            self._check("logits", param, param == param)
+        super().__init__(param.size(), validate_args=validate_args)
+        if self._validate_args and probs is not None and not bool((self.probs > 0).all()):
+            raise ValueError(f"Expected parameter probs ({type(self.probs).__name__} of shape "
+                             f"{tuple(self.probs.shape)}) of distribution {self!r} to be positive but found invalid "
+                             f"values:\n{self.probs}")
 
-    def __getattr__(self, name):  # the other parameterisation, computed on first use (as PyTorch's)
-        if name == "probs":
-            self.probs = pylucid.sigmoid(self.__dict__["logits"])
-            return self.probs
-        if name == "logits":
-            p = _clamp_probs(self.__dict__["probs"])
-            self.logits = p.log() - (-p).log1p()
-            return self.logits
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
 
-    def _support(self, value):
-        return (value >= 0) & (value == value.floor())
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
 
     def sample(self, sample_shape=()):
         tiny = pylucid.finfo(self.probs.dtype).tiny
@@ -242,7 +188,7 @@ class Geometric(Distribution):
             return (u.log() / pylucid.log1p(-self.probs)).floor()
 
     def log_prob(self, value):
-        self._validate_sample(value)
+        self._check_sample(value)
         value, probs = pylucid.broadcast_tensors(value.to(self.probs.dtype), self.probs)
         probs = probs.masked_fill((probs == 1) & (value == 0), 0.0)
         return value * pylucid.log1p(-probs) + self.probs.log()
