@@ -26,6 +26,17 @@ _THIRD_F = float(np.float32(1.0) / np.float32(3.0))
 _SQUEEZE_F = float(np.float32(0.0331))
 
 
+# Byte offsets in the generator's state image (PyTorch's CPUGeneratorImplState, one byte per
+# element): the cached second Box-Muller normal and its valid flag.
+_NORMAL_Y, _NORMAL_VALID = 5024, 5040
+
+
+def _cached_normal(image):
+    if not struct.unpack("<i", bytes(image[_NORMAL_VALID:_NORMAL_VALID + 4]))[0]:
+        return None
+    return struct.unpack("<d", bytes(image[_NORMAL_Y:_NORMAL_Y + 8]))[0]
+
+
 class Draws:
     """float64 uniforms and normals from a generator, read ahead in chunks; ``finish`` leaves the
     generator exactly as far on as the draws used (and with the normal cache they leave)."""
@@ -33,8 +44,7 @@ class Draws:
     def __init__(self, chunk=256, generator=None):
         self.gen = generator if generator is not None else _C.default_generator
         self.start = self.gen.get_state()
-        words = self.start.tolist()
-        self.cache = struct.unpack("<d", struct.pack("<q", words[2]))[0] if words[1] else None
+        self.cache = _cached_normal(self.start.tolist())
         self.chunk = max(64, int(chunk))
         self.buf: list = []
         self.pos = 0
@@ -65,12 +75,11 @@ class Draws:
         self.gen.set_state(self.start)
         if self.used:
             _C._uniform_(empty(self.used, dtype=_C.dtype.float64), 0.0, 1.0, self.gen)
-        state = self.gen.get_state()
-        words = state.tolist()
-        words[1] = int(self.cache is not None)
-        words[2] = struct.unpack("<q", struct.pack("<d", self.cache))[0] if self.cache is not None else 0
+        image = self.gen.get_state().tolist()
+        image[_NORMAL_Y:_NORMAL_Y + 8] = struct.pack("<d", self.cache if self.cache is not None else 0.0)
+        image[_NORMAL_VALID:_NORMAL_VALID + 4] = struct.pack("<i", int(self.cache is not None))
         from pylucid._tensor import tensor
-        self.gen.set_state(tensor(words, dtype=_C.dtype.int64))
+        self.gen.set_state(tensor(image, dtype=_C.dtype.int64))
 
 
 def _gamma_one(alpha, draws, f32):
