@@ -57,14 +57,22 @@ struct ElementwiseBackwardBackward : FuncOp<ElementwiseBackwardBackward<Op>, 2> 
     TensorImplPtr dg, ds;
     const Op o = op;
     const int64_t n = sc->numel();
+    // d/dg is the first-order backward's own map, df(u, s): its loops are reused (they already
+    // exist for the op), except where that map runs the AVX copies (vector_math: FMA contraction
+    // could round differently from the baseline loop below).
+    if constexpr (!vector_math<Op>())
+      if (this->needs_input_grad(0)) dg = back(elementwise_backward(name_.c_str(), u, sc, o), g->dtype);
     LUCID_DISPATCH_FLOAT_NO_HALF(kd, "elementwise_double_backward", [&] {
       using T = scalar_t;
       using A = acc_t<T>;
       const T *uv = u->template data<T>(), *sv = sc->template data<T>();
-      if (this->needs_input_grad(0)) {
-        auto r = empty(s->shape, kd);
-        kernels::map2_flat(n, r->template data<T>(), uv, sv, [o](T a, T b) { return T(o.template df<A>(A(a), A(b))); });
-        dg = back(r, g->dtype);
+      if constexpr (vector_math<Op>()) {
+        if (this->needs_input_grad(0)) {
+          auto r = empty(s->shape, kd);
+          kernels::map2_flat(n, r->template data<T>(), uv, sv,
+                             [o](T a, T b) { return T(o.template df<A>(A(a), A(b))); });
+          dg = back(r, g->dtype);
+        }
       }
       if (this->needs_input_grad(1)) {
         auto gc = in(g);

@@ -250,7 +250,7 @@ struct IndexBackward final : FuncOp<IndexBackward<K>, 1> {
     const int64_t base = rel_offset_;
     const TensorImplPtr off = rel_off_;
     return {linear_map(
-        std::string(name()) + "Backward", g,
+        str(name(), "Backward"), g,
         [=](const TensorImplPtr& t) {
           return scatter_grad(t, in_shape, in_dtype, it_shape, base, rel_strides, off, off_strides);
         },

@@ -14,11 +14,14 @@ namespace lucid {
 template <bool ToBool, class T> using out_t = std::conditional_t<ToBool, bool, T>;
 
 // The dtypes an apply helper is compiled for. Gradient formulas only ever see floating tensors,
-// so they are instantiated for float32 and float64 alone (ternary_apply always is).
-enum class Dtypes { All, Float };
+// so they are instantiated for float32 and float64 alone (ternary_apply always is); an op that
+// refuses bool before it gets here (the integer-keeping unary ops) needs no bool copy (NoBool).
+enum class Dtypes { All, NoBool, Float };
 #define LUCID_APPLY_DISPATCH(D, dtype, opname, ...)                                          \
   if constexpr (D == Dtypes::All) {                                                        \
     LUCID_DISPATCH_NO_HALF(dtype, opname, __VA_ARGS__)                                     \
+  } else if constexpr (D == Dtypes::NoBool) {                                              \
+    LUCID_DISPATCH_NUMERIC_NO_HALF(dtype, opname, __VA_ARGS__)                             \
   } else {                                                                                 \
     LUCID_DISPATCH_FLOAT_NO_HALF(dtype, opname, __VA_ARGS__)                               \
   }

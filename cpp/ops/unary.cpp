@@ -607,7 +607,8 @@ void run_forward(const TensorImplPtr& x, const TensorImplPtr& out, const Op& op)
       return;
     }
   }
-  elementwise_forward<Op::kDomain == Domain::Int ? Dtypes::All : Dtypes::Float>(Op::kName, x, out, op);
+  // bool never gets here (domain_dtype refuses it for every domain that keeps its dtype)
+  elementwise_forward<Op::kDomain == Domain::Int ? Dtypes::NoBool : Dtypes::Float>(Op::kName, x, out, op);
 }
 
 // The dtype an op computes in for input dtype `d` (before autocast).

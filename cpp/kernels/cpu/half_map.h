@@ -25,6 +25,15 @@ inline bool is_half(DType d) { return d == DType::Float16 || d == DType::BFloat1
     LUCID_DISPATCH_CASE(Float64, double, __VA_ARGS__)                              \
     default: throw ::lucid::DtypeMismatch(::lucid::str(opname, ": unsupported dtype")); \
   }
+// int64, float32 and float64: the dtypes of an op that keeps integers and refuses bool.
+#define LUCID_DISPATCH_NUMERIC_NO_HALF(dtype, opname, ...)                         \
+  switch (dtype) {                                                                 \
+    LUCID_DISPATCH_CASE(Int64, int64_t, __VA_ARGS__)                               \
+    LUCID_DISPATCH_CASE(Float32, float, __VA_ARGS__)                               \
+    LUCID_DISPATCH_CASE(Float64, double, __VA_ARGS__)                              \
+    default: throw ::lucid::DtypeMismatch(::lucid::str(                            \
+        opname, ": unsupported dtype ", ::lucid::dtype_name(dtype)));               \
+  }
 // float32 and float64 only, the floating counterpart of LUCID_DISPATCH_NO_HALF.
 #define LUCID_DISPATCH_FLOAT_NO_HALF(dtype, opname, ...)                           \
   switch (dtype) {                                                                 \
