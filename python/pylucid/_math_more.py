@@ -112,6 +112,7 @@ def logaddexp(input, other):
 
 def logaddexp2(input, other):
     """``log2(2**input + 2**other)`` without overflow."""
+    _tensor_arg("logaddexp2", "input", input)
     ln2 = _math.log(2.0)
     return logaddexp(input * ln2, _as_tensor(other, input) * ln2) / ln2
 
