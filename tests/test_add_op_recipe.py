@@ -93,6 +93,10 @@ def run(cmd, cwd):
 def compile_command(cmd, build, tree, obj):
     """The build tree's command for one op file, reading sources and headers from `tree`."""
     def edit(args):
+        if shutil.which(args[0]) is None and "ccache" in map(os.path.basename, args):
+            # a compiler launcher whose program is gone (an older tree's `cmake -E env ... ccache`
+            # from pip's deleted build environment): compile without it
+            args = args[[os.path.basename(a) for a in args].index("ccache") + 1:]
         out, skip = [], False
         for i, a in enumerate(args):
             if skip:
