@@ -236,3 +236,24 @@ def test_scalar_product_saves_nothing():
     x.add_(1)
     y.sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), np.full(4, 3.0))
+
+
+def test_partial_overlap_of_input_and_target_raises_like_torch():
+    """Guards against an in-place op or copy_ whose source shares some (not all) memory with its
+    target: the vectorised loops would read values already written (PyTorch refuses it)."""
+    msg = "some elements of the input tensor and the written-to tensor refer to a single memory location"
+    x = pylucid.arange(10.0)
+    with pytest.raises(RuntimeError, match=msg):
+        x[1:].add_(x[:-1])
+    with pytest.raises(RuntimeError, match=msg):
+        x[1:].copy_(x[:-1])
+    with pytest.raises(RuntimeError, match=msg):
+        z = pylucid.ones(3, 4)
+        z.add_(z[0:1])
+    assert x.tolist() == list(map(float, range(10)))  # nothing was written
+    # the same elements, or disjoint ones, are fine (as in PyTorch)
+    assert x.add_(x).tolist() == [2.0 * i for i in range(10)]
+    y = pylucid.arange(12.0).view(3, 4)
+    y[0].copy_(y[1])
+    y[1:].mul_(y[0])
+    assert y.tolist() == [[4.0, 5.0, 6.0, 7.0], [16.0, 25.0, 36.0, 49.0], [32.0, 45.0, 60.0, 77.0]]

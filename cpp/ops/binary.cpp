@@ -1,5 +1,7 @@
 #include "ops/binary.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -253,8 +255,15 @@ template <class Op, int Side>
 struct BinaryBackwardBackward : FuncOp<BinaryBackwardBackward<Op, Side>, 3> {
   static const OpSchema& schema_v1;
   Op op;
-  std::string name_ = std::string(Op::kNode) + "Backward";
-  const char* name() const override { return name_.c_str(); }
+  // Op::kNode + "Backward", joined at compile time (one name per op, no string per node)
+  static constexpr auto kName = [] {
+    constexpr std::size_t n = std::char_traits<char>::length(Op::kNode);
+    std::array<char, n + sizeof("Backward")> s{};
+    std::copy_n(Op::kNode, n, s.begin());
+    std::copy_n("Backward", sizeof("Backward"), s.begin() + n);
+    return s;
+  }();
+  const char* name() const override { return kName.data(); }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& u0) {
     const TensorImplPtr &g = this->saved_[0], &a0 = this->saved_[1], &b0 = this->saved_[2];
     const DType dt = g->dtype;
@@ -462,6 +471,17 @@ void check_no_internal_overlap(const TensorImplPtr& t) {
                 "location. Please clone() the tensor before performing the operation.");
 }
 
+void check_no_partial_overlap(const TensorImplPtr& out, const TensorImplPtr& in) {
+  // PyTorch's rule, for dense operands (it does not look further either): the same elements, or
+  // none. A loop that reads `in` while writing `out` would otherwise read values it already wrote.
+  if (out->numel() == 0 || in->numel() == 0 || !out->is_contiguous() || !in->is_contiguous()) return;
+  const char *o = static_cast<const char*>(out->raw()), *i = static_cast<const char*>(in->raw());
+  const char *oe = o + out->numel() * int64_t(itemsize(out->dtype)), *ie = i + in->numel() * int64_t(itemsize(in->dtype));
+  if (o == i && oe == ie && out->dtype == in->dtype) return;
+  LUCID_CHECK(!(o < ie && i < oe), "unsupported operation: some elements of the input tensor and the written-to "
+              "tensor refer to a single memory location. Please clone() the tensor before performing the operation.");
+}
+
 bool inplace_records(const TensorImplPtr& x, std::initializer_list<TensorImplPtr> others, const char* op) {
   if (!GradMode::is_enabled()) return false;
   (void)op;  // PyTorch's messages name no op
@@ -496,6 +516,7 @@ TensorImplPtr inplace(const char* name, const TensorImplPtr& a, const TensorImpl
                       const std::function<TensorImplPtr(const TensorImplPtr&)>& recorded = nullptr,
                       bool save_self = false) {
   check_no_internal_overlap(a);
+  check_no_partial_overlap(a, b);
   const bool records = recorded && inplace_records(a, {b}, name);
   if (!records) check_inplace(a, name);
   broadcast_shapes(a->shape, b->shape, name);
@@ -552,6 +573,7 @@ TensorImplPtr div_(const TensorImplPtr& a, const TensorImplPtr& b) {
 }
 TensorImplPtr copy_(const TensorImplPtr& a, const TensorImplPtr& b) {
   check_no_internal_overlap(a);
+  check_no_partial_overlap(a, b);
   const bool records = inplace_records(a, {b}, "copy_");
   if (!records) check_inplace(a, "copy_");
   LUCID_CHECK_SHAPE(broadcast_shapes(a->shape, b->shape, "copy_") == a->shape, "copy_: source of shape ",

@@ -35,6 +35,9 @@ void check_inplace(const TensorImplPtr& t, const char* op);
 // Raises PyTorch's "more than one element of the written-to tensor refers to a single memory
 // location" when t (the target of an in-place op or out=) is an expanded view.
 void check_no_internal_overlap(const TensorImplPtr& t);
+// Raises PyTorch's "some elements of the input tensor and the written-to tensor refer to a single
+// memory location" when dense `in` and `out` share some memory but are not the same elements.
+void check_no_partial_overlap(const TensorImplPtr& out, const TensorImplPtr& in);
 // In-place ops under autograd, as in PyTorch. inplace_records: whether writing into x must be
 // recorded (grad mode on, and x or one of `others` requires grad); raises for a leaf that requires
 // grad. rebase_inplace: writes `result` (x's new value computed out of place, with its node) into

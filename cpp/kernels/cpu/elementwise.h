@@ -41,11 +41,15 @@ void run_flat(int64_t n, Chunk&& chunk) {
   parallel_chunks(threads_for_work(n), n, chunk);
 }
 
-// The flat loops' bodies. Each calls a local copy of the functor: see map1.
+// The flat loops' bodies. Each calls a local copy of the functor: see map1. Every dense loop here
+// is marked `omp simd`: the op files that instantiate them compile at -O2 (cpp/CMakeLists.txt),
+// whose vectoriser takes only loops so marked with the full cost model. (An output may alias an
+// input only element for element, which a vector loop keeps.)
 template <class O, class A, class F>
 struct Map1Loop {
   static LUCID_ALWAYS_INLINE void run(int64_t i0, int64_t i1, O* out, const A* a, const F* f) {
     const F g = *f;
+#pragma omp simd
     for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i]);
   }
 };
@@ -53,6 +57,7 @@ template <class O, class A, class B, class F>
 struct Map2Loop {
   static LUCID_ALWAYS_INLINE void run(int64_t i0, int64_t i1, O* out, const A* a, const B* b, const F* f) {
     const F g = *f;
+#pragma omp simd
     for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i], b[i]);
   }
 };
@@ -69,6 +74,7 @@ template <class O, class A, class B, class C, class F>
 void map3_flat(int64_t n, O* out, const A* a, const B* b, const C* c, F f) {
   run_flat(n, [&](int64_t i0, int64_t i1) {
     const F g = f;
+#pragma omp simd
     for (int64_t i = i0; i < i1; ++i) out[i] = g(a[i], b[i], c[i]);
   });
 }
@@ -101,6 +107,7 @@ void map1(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& 
                       const F g = f;
                       if (s[0] == 1 && s[1] == 1) {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1])
+#pragma omp simd
                           for (int64_t i = 0; i < n; ++i) o[i] = g(x[i]);
                       } else {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1])
@@ -123,10 +130,12 @@ void map2(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& 
                       const F g = f;
                       if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2])
+#pragma omp simd
                           for (int64_t i = 0; i < n; ++i) o[i] = g(x[i], y[i]);
                       } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2]) {
                           const B yv = *y;
+#pragma omp simd
                           for (int64_t i = 0; i < n; ++i) o[i] = g(x[i], yv);
                         }
                       } else {
@@ -151,6 +160,7 @@ void map3(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& 
                       const F g = f;
                       if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2], z += t[3])
+#pragma omp simd
                           for (int64_t i = 0; i < n; ++i) o[i] = g(x[i], y[i], z[i]);
                       } else {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2], z += t[3])

@@ -45,6 +45,7 @@ void reduce_dense(const R& r, const typename R::In* x, typename R::Out* out, int
     for (int j = 0; j < kLanes; ++j) lane[j] = r.init(o);
     int64_t i = r0;
     for (; i + kLanes <= r1; i += kLanes)
+#pragma omp simd
       for (int j = 0; j < kLanes; ++j) r.visit(lane[j], p[i + j], i + j);
     for (; i < r1; ++i) r.visit(lane[0], p[i], i);
     for (int w = kLanes / 2; w > 0; w /= 2)
@@ -82,11 +83,13 @@ void reduce_dense(const R& r, const typename R::In* x, typename R::Out* out, int
     const auto* base = x + o * red * inner + j0;
     for (int64_t k = k0; k < k1; ++k) {
       const auto* row = base + k * inner;
+#pragma omp simd
       for (int64_t j = 0; j < w; ++j) r.visit(acc[j], row[j], k);
     }
   };
   auto store_tile = [&](const Acc* acc, int64_t job) {
     const int64_t o = job / tiles, j0 = (job % tiles) * kTile, w = std::min(inner, j0 + kTile) - j0;
+#pragma omp simd
     for (int64_t j = 0; j < w; ++j) out[o * inner + j0 + j] = r.finish(acc[j], o * inner + j0 + j);
   };
   const int64_t tw = std::min(inner, kTile);
