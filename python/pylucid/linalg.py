@@ -127,8 +127,12 @@ def _fns():
         @staticmethod
         def backward(ctx, g):
             (A,) = ctx.saved_tensors
-            # d det(A) / dA = det(A) * A^-T (the adjugate transposed); A must be invertible.
-            return (g * det(A)).unsqueeze(-1).unsqueeze(-1) * _mT(inv(A))
+            # d det(A) / dA = det(A) * A^-T (the adjugate transposed) where A is invertible; where
+            # it is not, PyTorch's gradient is det(A) (= 0) times a finite matrix: zeros, not an error.
+            a = _np_of(A)
+            if _np.all(_np.linalg.matrix_rank(a) == a.shape[-1]):
+                return (g * det(A)).unsqueeze(-1).unsqueeze(-1) * _mT(inv(A))
+            return (g * det(A)).unsqueeze(-1).unsqueeze(-1) * _from_np(_np.linalg.pinv(a).swapaxes(-1, -2), A)
 
     class LogAbsDet(Function):
         @staticmethod
