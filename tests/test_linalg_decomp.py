@@ -407,3 +407,11 @@ def test_small_composites_against_numpy():
         LA.multi_dot([_t(A[0], False)])
     with pytest.raises(pylucid.ShapeMismatch, match="cannot be multiplied"):
         LA.multi_dot([_t(A[0], False), _t(w, False)])
+
+def test_det_gradient_of_a_singular_matrix_is_zero_as_in_torch():
+    """Guards against det's backward raising on a singular matrix (it inverted A): PyTorch's
+    gradient there is det(A) = 0 times a finite matrix."""
+    for m in ([[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]], [[1.0, 2.0, 2.0], [3.0, 3.0, 1.0], [0.0, 0.0, 0.0]]):
+        x = pylucid.tensor(m, dtype=pylucid.float64, requires_grad=True)
+        pylucid.linalg.det(x).backward()
+        assert x.grad.abs().sum().item() == 0.0
