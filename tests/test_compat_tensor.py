@@ -323,3 +323,27 @@ def test_sub_inplace_alpha_and_rsub_zero_sign():
     r = pylucid.rsub(pylucid.tensor([1.0]), pylucid.tensor([2.0]), alpha=2)
     assert r.item() == 0.0 and str(r.item()) == "0.0"
     assert pylucid.rsub(x, 10.0).tolist() == [9.0, 8.0, 7.0]
+
+
+def test_environment_report_names():
+    """Guards against environment-report scripts (`torch.version.cuda`, `backends.openmp`) stopping
+    on a missing name."""
+    assert pylucid.version.cuda is None and pylucid.version.__version__ == pylucid.__version__
+    assert pylucid.backends.openmp.is_available() is True
+    assert pylucid.backends.mkl.is_available() is False and pylucid.backends.mkldnn.is_available() is False
+
+
+def test_real_imag_to_dense_put_():
+    """Guards against Tensor.real/imag/to_dense/put_ missing or differing from PyTorch's."""
+    x = pylucid.ones(2)
+    assert x.real is x and x.to_dense() is x
+    with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex dtypes"):
+        x.imag
+    y = pylucid.zeros(2, 3)
+    y.put_(pylucid.tensor([0, -1]), pylucid.tensor([1.0, 2.0]))
+    assert y.tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 2.0]]
+    y.put_(pylucid.tensor([0, 0]), pylucid.tensor([1.0, 2.0]), accumulate=True)
+    assert y[0, 0].item() == 4.0
+    t = pylucid.zeros(3, 2).T  # not contiguous: written through
+    t.put_(pylucid.tensor([1, 5]), pylucid.tensor([3.0, 4.0]))
+    assert t.tolist() == [[0.0, 3.0, 0.0], [0.0, 0.0, 4.0]]

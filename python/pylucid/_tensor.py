@@ -556,3 +556,39 @@ def _format(self, spec):
 
 
 Tensor.__format__ = _format
+
+
+def _real(self):
+    """The real part: the tensor itself (pylucid has no complex dtypes)."""
+    return self
+
+
+def _imag(self):
+    """The imaginary part: raises, as PyTorch does for a tensor of a real dtype."""
+    raise _C.LucidError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+def _to_dense(self, dtype=None, *, masked_grad=True):
+    """The tensor itself (every pylucid tensor is dense), converted to ``dtype`` if given."""
+    return self if dtype is None else self.to(dtype)
+
+
+def _put_(self, index, source, accumulate=False):
+    """Writes ``source`` into this tensor at the flat (row-major) positions ``index``, adding to
+    what is there when ``accumulate`` (repeated positions then add up); negative positions count
+    from the end. In place; returns this tensor."""
+    flat = self.view(-1) if self.is_contiguous() else self.reshape(-1).clone()
+    idx, src = index.reshape(-1), source.reshape(-1).to(self.dtype)
+    if idx.numel() != src.numel():
+        raise _C.ShapeMismatch(f"put_: expected source to have as many elements as index ({idx.numel()}), "
+                               f"got {src.numel()}")
+    flat.index_put_((idx,), src, accumulate=accumulate)
+    if not self.is_contiguous():
+        self.copy_(flat.view(self.shape))
+    return self
+
+
+Tensor.real = property(_real)
+Tensor.imag = property(_imag)
+Tensor.to_dense = _to_dense
+Tensor.put_ = _put_

@@ -1,8 +1,9 @@
 """``pylucid.backends``: the flags PyTorch scripts read and set for accelerator backends.
 
 ``backends.mps.is_available()`` and ``backends.cuda.is_built()`` answer False; the cuDNN switches
-(``backends.cudnn.deterministic``, ``benchmark``) can be set and have no effect.
+(``backends.cudnn.deterministic``, ``benchmark``) can be set and have no effect; ``openmp.is_available()``
+is True, ``mkl`` and ``mkldnn`` (oneDNN) answer False.
 """
-from . import cuda, cudnn, mps  # noqa: F401
+from . import cuda, cudnn, mkl, mkldnn, mps, openmp  # noqa: F401
 
-__all__ = ["cuda", "cudnn", "mps"]
+__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp"]
