@@ -1829,6 +1829,12 @@ class Tensor:
         """
         Product over one dim, or over all elements when dim is None; the gradient is exact when the input holds zeros.
         """
+    def put_(self, index, source, accumulate = False):
+        """
+        Writes ``source`` into this tensor at the flat (row-major) positions ``index``, adding to
+            what is there when ``accumulate`` (repeated positions then add up); negative positions count
+            from the end. In place; returns this tensor.
+        """
     def qr(self, *args, **kwargs):
         """
         ``torch.qr``: ``(Q, R)``, reduced with ``some=True``, complete otherwise.
@@ -2210,6 +2216,10 @@ class Tensor:
         """
         This tensor converted to a dtype, given as a dtype, as other Tensor's dtype, or dtype=; a device may be passed but must be 'cpu'. Returns self when the dtype already matches unless copy=True. Differentiable: the gradient is cast back to this dtype.
         """
+    def to_dense(self, dtype = None, *, masked_grad = True):
+        """
+        The tensor itself (every pylucid tensor is dense), converted to ``dtype`` if given.
+        """
     def tolist(self):
         """
         Nested Python lists of Python numbers (a number for a 0-d tensor).
@@ -2389,6 +2399,11 @@ class Tensor:
         The backward node that produced this tensor; None for a leaf.
         """
     @property
+    def imag(self):
+        """
+        The imaginary part: raises, as PyTorch does for a tensor of a real dtype.
+        """
+    @property
     def is_cpu(self):
         """
         True: pylucid tensors live on the CPU.
@@ -2497,6 +2512,11 @@ class Tensor:
     def ndim(self) -> builtins.int:
         """
         The number of dims (0 for a scalar tensor); same as dim().
+        """
+    @property
+    def real(self):
+        """
+        The real part: the tensor itself (pylucid has no complex dtypes).
         """
     @property
     def requires_grad(self) -> builtins.bool:
