@@ -570,15 +570,16 @@ def _imag(self):
 
 def _to_dense(self, dtype=None, *, masked_grad=True):
     """The tensor itself (every pylucid tensor is dense), converted to ``dtype`` if given."""
-    return self if dtype is None else self.to(dtype)
+    return self if dtype is None else self.to(_dtype_arg(dtype, "to_dense"))
 
 
 def _put_(self, index, source, accumulate=False):
     """Writes ``source`` into this tensor at the flat (row-major) positions ``index``, adding to
     what is there when ``accumulate`` (repeated positions then add up); negative positions count
     from the end. In place; returns this tensor."""
+    idx = _tensor_arg(index, "put_", "index").reshape(-1)
+    src = _tensor_arg(source, "put_", "source").reshape(-1).to(self.dtype)
     flat = self.view(-1) if self.is_contiguous() else self.reshape(-1).clone()
-    idx, src = index.reshape(-1), source.reshape(-1).to(self.dtype)
     if idx.numel() != src.numel():
         raise _C.ShapeMismatch(f"put_: expected source to have as many elements as index ({idx.numel()}), "
                                f"got {src.numel()}")
