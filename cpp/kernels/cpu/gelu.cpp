@@ -60,13 +60,19 @@ inline F lookup32(const float* row, I k) {
   return (F)_mm512_permutex2var_ps(_mm512_load_ps(row), (__m512i)k, _mm512_load_ps(row + 16));
 }
 using Mask = __mmask16;
-inline Mask neg_mask(F x) { return _mm512_movepi32_mask((__m512i)x); }
-inline F blend(Mask m, F a, F b) { return (F)_mm512_mask_blend_ps(m, (__m512)b, (__m512)a); }
-// vfixupimmps: the table maps x's class -inf to the default NaN and +inf to +inf, keeps y else.
-inline F fix_inf(F y, F x) { return (F)_mm512_fixupimm_ps((__m512)y, (__m512)x, _mm512_set1_epi32(0x530000), 0); }
+// vptestnmd: the lanes whose sign bit is clear.
+inline Mask pos_mask(F x) { return _mm512_testn_epi32_mask((__m512i)x, _mm512_set1_epi32(INT32_MIN)); }
+// vfixupimmps on x's class: negative (and -0, NaN) keep x, -inf gives the default NaN, positive
+// and +inf give 1 (the table's nibbles: class 4 (-inf) -> 3, classes 3, 5, 7 (+1, +inf, positive)
+// -> 10 (+1), the rest -> 0 (x itself)).
+inline F neg_or_one(F x) { return (F)_mm512_fixupimm_ps((__m512)x, (__m512)x, _mm512_set1_epi32(0xA0A3A000), 0); }
+// vfnmaddps under a mask: one instruction.
+inline F select_fnmadd(Mask pos, F t, F a, F x) { return (F)_mm512_mask_fnmadd_ps((__m512)t, pos, (__m512)a, (__m512)x); }
 inline F fmsub(F a, F b, F c) { return (F)_mm512_fmsub_ps((__m512)a, (__m512)b, (__m512)c); }
 // vrangeps: the smaller magnitude, sign cleared (NaN gives 26).
 inline F abs_capped(F x) { return (F)_mm512_maskz_range_ps(__mmask16(0xffff), (__m512)x, _mm512_set1_ps(26.0f), 0x0a); }
+// vreduceps (M = 1, round to nearest even): a - round(2a) / 2, exact.
+inline F minus_half_round(F a, F) { return (F)_mm512_maskz_reduce_ps(__mmask16(0xffff), (__m512)a, 0x10); }
 inline F scale_pow2(F y, F nf) { return (F)_mm512_maskz_scalef_ps(__mmask16(0xffff), (__m512)y, (__m512)nf); }
 #include "kernels/cpu/gelu_vec.inc"
 }  // namespace gelu_avx512
@@ -81,16 +87,17 @@ using I = int32_t __attribute__((vector_size(32)));
 // 32-entry table lookup as a gather (k & 31: a NaN lane's index is INT_MIN).
 inline F lookup32(const float* row, I k) { return (F)_mm256_i32gather_ps(row, (__m256i)(k & 31), 4); }
 using Mask = I;
-inline Mask neg_mask(F x) { return (I)x >> 31; }
-inline F blend(Mask m, F a, F b) { return m ? a : b; }
-inline F fix_inf(F y, F x) {
-  const F inf = F{} + __builtin_inff();
-  return (x == inf) ? inf : (x == -inf) ? x * 0.0f : y;
-}
+inline Mask pos_mask(F x) { return ~((I)x >> 31); }
+// scale_pow2 below clears a NaN whose nf is under -151 (the capped |x| of x = -inf or a NaN), so
+// the x < 0 side takes its NaN from x again: x - x is NaN for a NaN or infinite x, else 0.
+inline F neg_or_one(F x) { return ((I)x < 0) ? x : F{} + 1.0f; }
+inline F select_fnmadd(Mask pos, F t, F a, F x) { return pos ? x - a * t : t * ((x - x) + 1.0f); }
 inline F fmsub(F a, F b, F c) { return (F)_mm256_fmsub_ps((__m256)a, (__m256)b, (__m256)c); }
 inline F abs_capped(F x) {
   return (F)_mm256_min_ps(_mm256_set1_ps(26.0f), _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (__m256)x));
 }
+// a - k / 2 for t2 = 2a + 1.5 * 2^23 (k in its low bits), exact.
+inline F minus_half_round(F a, F t2) { return a - (t2 - 12582912.0f) * 0.5f; }
 // 2^nf in two factors (one factor alone would leave the exponent range near -150); below -151
 // the factors themselves are out of range and the result is 0 with y's sign, as vscalefps gives.
 inline F scale_pow2(F y, F nf) {
