@@ -263,33 +263,49 @@ void arg_span_body(const float* x, int64_t n, ArgKey* out) {
   run_best<ArgSpan<IsMax>, Isa::Avx2>(x, n, out);
 }
 
-// Threads for rows x n elements, one per kRowGrain. These bodies stream 30-60 GB/s on one core,
-// so a thread pays off only on megabytes: with the generic kParallelGrain a 1 MB argmax spent
+// Threads for rows x n elements, one per `grain`. These bodies stream 30-60 GB/s on one core,
+// so a thread pays off only on large inputs: with the generic kParallelGrain a 1 MB argmax spent
 // longer entering the parallel region (waiting for a busy second core) than reducing.
 constexpr int64_t kRowGrain = int64_t(1) << 19;
-int row_threads(int64_t rows, int64_t n) {
-  return int(std::max<int64_t>(1, std::min<int64_t>(num_threads(), rows * n / kRowGrain)));
+// Sums convert every element to double (~0.07 ns per element on one core, half the arg rows'
+// speed), so a second thread pays from 256k elements (a 64x4096 sum: 17 us on one thread).
+constexpr int64_t kSumGrain = int64_t(1) << 17;
+int row_threads(int64_t rows, int64_t n, int64_t grain) {
+  return int(std::max<int64_t>(1, std::min<int64_t>(num_threads(), rows * n / grain)));
 }
+
+// Rows longer than this are summed as consecutive spans of this many elements whose double
+// partials are added in order, whatever the thread count: a row's sum is the same bits on any
+// number of threads.
+constexpr int64_t kSumSpan = int64_t(1) << 16;
 
 }  // namespace
 
 void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double div) {
-  const int nt = row_threads(rows, n);
-  if (nt == 1) return sum_rows_body(x, out, 0, rows, n, div);
-  if (rows >= nt) {
+  const int nt = row_threads(rows, n, kSumGrain);
+  if (n <= kSumSpan) {
+    if (nt == 1) return sum_rows_body(x, out, 0, rows, n, div);
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (int t = 0; t < nt; ++t) sum_rows_body(x, out, rows * t / nt, rows * (t + 1) / nt, n, div);
     return;
   }
-  // Few long rows (a full sum): split each row, partial sums combined in order (the result
-  // depends on the thread count only).
-  std::vector<double> part(static_cast<size_t>(nt), 0.0);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* p = x + r * n;
+  // Long rows (a full sum among them): every span's partial, spans shared among threads, then
+  // each row's partials added in order.
+  const int64_t spans = (n + kSumSpan - 1) / kSumSpan, items = rows * spans;
+  std::vector<double> part(static_cast<size_t>(items));
+  const auto span = [&](int64_t i) {
+    const int64_t r = i / spans, j0 = i % spans * kSumSpan;
+    sum_span_body(x + r * n + j0, std::min(kSumSpan, n - j0), &part[size_t(i)]);
+  };
+  if (nt == 1) {
+    for (int64_t i = 0; i < items; ++i) span(i);
+  } else {
 #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; ++t) sum_span_body(p + n * t / nt, n * (t + 1) / nt - n * t / nt, &part[size_t(t)]);
+    for (int64_t i = 0; i < items; ++i) span(i);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
     double s = 0;
-    for (int t = 0; t < nt; ++t) s += part[size_t(t)];
+    for (int64_t j = 0; j < spans; ++j) s += part[size_t(r * spans + j)];
     out[r] = float(s / div);
   }
 }
@@ -298,7 +314,7 @@ void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double di
 // long row split over threads); see arg_row_f32.
 template <bool IsMax>
 void arg_rows_f32(const float* x, int64_t rows, int64_t n, int64_t* idx, float* vals) {
-  const int nt = row_threads(rows, n);
+  const int nt = row_threads(rows, n, kRowGrain);
   if (nt == 1) return arg_rows_body<IsMax>(x, 0, rows, n, idx, vals);
   if (rows >= nt) {
 #pragma omp parallel for num_threads(nt) schedule(static)
