@@ -32,6 +32,36 @@ alignas(64) inline constexpr float kMillsTable[8][32] = {
     {0.010484728f, 0.00309962034f, 0.00102091592f, 0.000370460009f, 0.00014655538f, 6.26009351e-05f, 2.86216236e-05f, 1.38985561e-05f, 7.11919984e-06f, 3.82358348e-06f, 2.14196257e-06f, 1.24587257e-06f, 7.49431877e-07f, 4.64608831e-07f, 2.95959637e-07f, 1.93208422e-07f, 1.28964246e-07f, 8.78386501e-08f, 6.09401312e-08f, 4.29972964e-08f, 3.08102486e-08f, 2.23938752e-08f, 1.64916862e-08f, 1.22934853e-08f, 9.26777766e-09f, 7.0602777e-09f, 5.43128076e-09f, 4.21633839e-09f, 3.30115513e-09f, 2.60532174e-09f, 2.07161976e-09f, 2.07161976e-09f},
 };
 
+// The forward pass reduces exp's argument with one FMA by C = float(ln 2) instead of two steps by
+// ln 2 split hi + lo: r = -x^2/2 - nf C then carries nf (ln 2 - C), |.| < 1e-9 (nf >= -488),
+// which scales 2^nf e^r by e^(nf (ln 2 - C)). nf is within 1/2 of -x^2 / (2 ln 2), so that factor
+// is e^(-x^2 g) (g = (ln 2 - C) / (2 ln 2)) to 1e-9 (0.02 ulp): the forward's table holds
+// h(a) e^(a^2 g) instead, which cancels it. With a = k/2 + w, a^2 g = g (c^2 + 2 c w + w^2), c = k/2,
+// so each interval's polynomial is multiplied by 1 + g (c^2 + 2 c w + w^2) (e^ of it to 1e-13; the
+// w^7 and w^8 terms are below 1e-15 and dropped), in double, and rounded once more to float.
+struct MillsTable {
+  alignas(64) float row[8][32];
+};
+constexpr MillsTable forward_mills_table() {
+  constexpr double kLn2 = 0.69314718055994530942;
+  constexpr double g = (kLn2 - double(float(kLn2))) / (2 * kLn2);
+  MillsTable t{};
+  for (int k = 0; k < 32; ++k) {
+    const double c = (k < 31 ? k : 30) * 0.5;  // entry 31 repeats entry 30
+    double p[7];  // coefficients of w^0..w^6
+    p[0] = double(kMillsTable[0][k]) + double(kMillsTable[1][k]);
+    for (int j = 1; j <= 6; ++j) p[j] = kMillsTable[j + 1][k];
+    double q[7];
+    for (int j = 0; j <= 6; ++j)
+      q[j] = p[j] * (1 + g * c * c) + (j >= 1 ? 2 * g * c * p[j - 1] : 0.0) + (j >= 2 ? g * p[j - 2] : 0.0);
+    t.row[0][k] = float(q[0]);
+    t.row[1][k] = float(q[0] - double(float(q[0])));
+    for (int j = 1; j <= 6; ++j) t.row[j + 1][k] = float(q[j]);
+  }
+  return t;
+}
+inline constexpr MillsTable kMillsTableFwd = forward_mills_table();
+
 }  // namespace gelu_detail
 
 namespace {
