@@ -486,6 +486,29 @@ def test_argmax_float32_matches_pytorch():
     assert x.argmax().item() == t.argmax().item()
 
 
+@pytest.mark.parametrize("shape", [(1, 64), (13, 64), (9, 100), (17, 255), (1000, 71)])
+def test_float32_short_row_sums_do_not_depend_on_their_group(shape):
+    """Guards the short-row float32 sum (rows of 64..255 summed eight at a time, padded groups
+    re-reading row 0): every row equals the float64 sum of its elements (integers: exact) and the
+    same row summed alone, on one thread or several; mean divides the same sums."""
+    rng = np.random.default_rng(shape[0])
+    a = rng.integers(-1000, 1000, shape).astype(np.float32) * np.float32(0.125)
+    x = pylucid.from_numpy(a)
+    want = a.astype(np.float64).sum(axis=1)
+    n = pylucid.get_num_threads()
+    try:
+        for t in (1, 2):
+            pylucid.set_num_threads(t)
+            np.testing.assert_array_equal(np.asarray(x.sum(1)), want.astype(np.float32))
+            np.testing.assert_array_equal(np.asarray(x.mean(1)), (want / shape[1]).astype(np.float32))
+    finally:
+        pylucid.set_num_threads(n)
+    b = rng.standard_normal(shape).astype(np.float32)
+    rows = np.asarray(pylucid.from_numpy(b).sum(1))
+    for r in range(shape[0]):
+        assert np.asarray(pylucid.from_numpy(b[r:r + 1].copy()).sum(1))[0] == rows[r]
+
+
 @pytest.mark.parametrize("shape", [(1, 300_001), (3, 70_000), (64, 4096), (1, 2_000_000), (4096, 64)])
 def test_float32_row_sums_same_bits_on_any_thread_count(shape):
     """Guards the float32 row sum's split over threads: rows past 65536 elements are summed as fixed

@@ -205,7 +205,50 @@ inline int64_t arg_row(const float* x, int64_t n) {
   }
 }
 
+// Short rows (kV4MinRow <= n < kGroupRowMax) eight at a time: one double accumulator per row over
+// 8-element steps (the eight chains overlap), then a transposing add tree leaves the eight sums
+// in one vector, divided and narrowed together: per row no horizontal sum and no scalar divide.
+// Rows past `count` re-read row 0 and are dropped, so a row's bits do not depend on its group (nor
+// on how rows are shared among threads).
+constexpr int64_t kGroupRowMax = 256;
+using D8 = double __attribute__((vector_size(64)));
+inline D8 sum_step(D8 a, const float* p) { return a + (D8)widen(_mm256_loadu_ps(p)); }
+inline D8 sum_tail(D8 a, __mmask8 m, const float* p) { return a + (D8)widen(_mm256_maskz_loadu_ps(m, p)); }
+inline D8 fold_pairs(D8 a, D8 b) {  // lanes 2j, 2j+1: a's and b's (2j) + (2j+1)
+  return __builtin_shufflevector(a, b, 0, 8, 2, 10, 4, 12, 6, 14) + __builtin_shufflevector(a, b, 1, 9, 3, 11, 5, 13, 7, 15);
+}
+inline D8 fold_quads(D8 a, D8 b) {
+  return __builtin_shufflevector(a, b, 0, 1, 8, 9, 4, 5, 12, 13) + __builtin_shufflevector(a, b, 2, 3, 10, 11, 6, 7, 14, 15);
+}
+inline D8 fold_halves(D8 a, D8 b) {
+  return __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11) + __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15);
+}
+inline void sum_8rows(const float* x, int64_t n, int count, float* out, double div) {
+  const auto row = [&](int r) { return x + (r < count ? r : 0) * n; };
+  const float *p0 = row(0), *p1 = row(1), *p2 = row(2), *p3 = row(3), *p4 = row(4), *p5 = row(5), *p6 = row(6),
+              *p7 = row(7);
+  D8 a0{}, a1{}, a2{}, a3{}, a4{}, a5{}, a6{}, a7{};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    a0 = sum_step(a0, p0 + i), a1 = sum_step(a1, p1 + i), a2 = sum_step(a2, p2 + i), a3 = sum_step(a3, p3 + i);
+    a4 = sum_step(a4, p4 + i), a5 = sum_step(a5, p5 + i), a6 = sum_step(a6, p6 + i), a7 = sum_step(a7, p7 + i);
+  }
+  if (i < n) {
+    const __mmask8 m = __mmask8((1u << (n - i)) - 1);
+    a0 = sum_tail(a0, m, p0 + i), a1 = sum_tail(a1, m, p1 + i), a2 = sum_tail(a2, m, p2 + i), a3 = sum_tail(a3, m, p3 + i);
+    a4 = sum_tail(a4, m, p4 + i), a5 = sum_tail(a5, m, p5 + i), a6 = sum_tail(a6, m, p6 + i), a7 = sum_tail(a7, m, p7 + i);
+  }
+  // Row r's sum in lane r.
+  const D8 d = fold_halves(fold_quads(fold_pairs(a0, a1), fold_pairs(a2, a3)), fold_quads(fold_pairs(a4, a5), fold_pairs(a6, a7)));
+  const __m256 f = _mm512_maskz_cvtpd_ps(__mmask8(0xff), (__m512d)(d / div));
+  _mm256_mask_storeu_ps(out, __mmask8((1u << count) - 1), f);
+}
+
 void sum_rows(const float* x, float* out, int64_t r0, int64_t r1, int64_t n, double div) {
+  if (n < kGroupRowMax) {
+    for (int64_t r = r0; r < r1; r += 8) sum_8rows(x + r * n, n, int(std::min<int64_t>(8, r1 - r)), out + r, div);
+    return;
+  }
   for (int64_t r = r0; r < r1; ++r) out[r] = float(sum_row(x + r * n, n) / div);
 }
 void sum_span(const float* x, int64_t n, double* out) { *out = sum_row(x, n); }
