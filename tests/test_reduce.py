@@ -486,6 +486,63 @@ def test_argmax_float32_matches_pytorch():
     assert x.argmax().item() == t.argmax().item()
 
 
+@pytest.mark.parametrize("shape", [(1, 64), (13, 64), (9, 100), (17, 255), (1000, 71)])
+def test_float32_short_row_sums_do_not_depend_on_their_group(shape):
+    """Guards the short-row float32 sum (rows of 64..255 summed eight at a time, padded groups
+    re-reading row 0): every row equals the float64 sum of its elements (integers: exact) and the
+    same row summed alone, on one thread or several; mean divides the same sums."""
+    rng = np.random.default_rng(shape[0])
+    a = rng.integers(-1000, 1000, shape).astype(np.float32) * np.float32(0.125)
+    x = pylucid.from_numpy(a)
+    want = a.astype(np.float64).sum(axis=1)
+    n = pylucid.get_num_threads()
+    try:
+        for t in (1, 2):
+            pylucid.set_num_threads(t)
+            np.testing.assert_array_equal(np.asarray(x.sum(1)), want.astype(np.float32))
+            np.testing.assert_array_equal(np.asarray(x.mean(1)), (want / shape[1]).astype(np.float32))
+    finally:
+        pylucid.set_num_threads(n)
+    b = rng.standard_normal(shape).astype(np.float32)
+    rows = np.asarray(pylucid.from_numpy(b).sum(1))
+    for r in range(shape[0]):
+        assert np.asarray(pylucid.from_numpy(b[r:r + 1].copy()).sum(1))[0] == rows[r]
+
+
+@pytest.mark.parametrize("shape", [(1, 300_001), (3, 70_000), (64, 4096), (1, 2_000_000), (4096, 64)])
+def test_float32_row_sums_same_bits_on_any_thread_count(shape):
+    """Guards the float32 row sum's split over threads: rows past 65536 elements are summed as fixed
+    spans whose double partials are added in order, so one thread and four give the same bits (a
+    split that followed the thread count would not); and a cancelling row (1e8 and -1e8 around
+    small terms) still rounds the float64 sum of its float32 elements. A row of ones between 2^60
+    and -2^60 makes the result depend on which partial each one lands in."""
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal(shape) * 10 ** rng.uniform(-3, 3, shape)).astype(np.float32)
+    a[0, :2] = [1e8, -1e8]
+    a[0, -1] = 0.1
+    if shape[1] > 65536:  # the ones absorbed in double next to 2^60 depend on the summation order
+        a[-1] = 1.0
+        a[-1, 0], a[-1, -1] = 2.0**60, -(2.0**60)
+    x = pylucid.from_numpy(a)
+    n = pylucid.get_num_threads()
+    try:
+        got = []
+        for t in (1, 2, 4):
+            pylucid.set_num_threads(t)
+            got.append(np.asarray(x.sum(1)).view(np.int32).copy())
+            got.append(np.float32(x.sum().item()).view(np.int32))
+    finally:
+        pylucid.set_num_threads(n)
+    for rows, total in zip(got[2::2], got[3::2]):
+        np.testing.assert_array_equal(rows, got[0])
+        assert total == got[1]
+    want = a.astype(np.float64).sum(axis=1)
+    err = np.abs(np.asarray(x.sum(1)).astype(np.float64) - want)
+    # Accumulated in double: the float32 rounding (half an ulp) plus double rounding far below it.
+    half_ulp = 0.5 * np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+    assert (err <= half_ulp + 1e-12 * np.abs(a.astype(np.float64)).sum(axis=1)).all()
+
+
 @pytest.mark.parametrize("shape", [(3, 0), (5, 1), (7, 7), (7, 8), (7, 15), (7, 16), (9, 33), (4, 64), (1024, 1024),
                                    (2, 100_000), (1, 1_000_001), (3, 400_000), (1, 2_100_000)])
 def test_float32_row_sums_accumulate_in_double(shape):

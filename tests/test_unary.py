@@ -310,9 +310,12 @@ def test_float32_gelu_accuracy_over_the_range():
     """Guards the vectorised float32 GELU (kernels/cpu/vmath.h normal_cdf_pdf_f32): within 2 ulp of
     the float64 result everywhere, including the far negative tail where 1 + erf(x / sqrt 2)
     cancels (float32 erf then loses every digit below x ~ -4) and the exp(-x^2 / 2) argument must
-    not be rounded; the gradient within 4 ulp of its condition-aware scale."""
+    not be rounded; the gradient within 4 ulp of its condition-aware scale. (-2.7727854 and
+    -2.1971688 were 3 ulp off before the forward's exp reduction lost a rounding; checked over
+    every float in [-16, 16], the forward is now within 2 ulp.)"""
     sweep = np.concatenate([np.linspace(-16, 16, 320_001), -np.geomspace(1e-8, 16, 20_001),
-                            np.geomspace(1e-8, 16, 20_001), [0.70710677, -0.70710677, 0.7071068, -0.7071068]])
+                            np.geomspace(1e-8, 16, 20_001), [0.70710677, -0.70710677, 0.7071068, -0.7071068,
+                            -2.77278543, -2.19716883]])
     sweep = sweep.astype(np.float32)
     d = sweep.astype(np.float64)
     want = 0.5 * d * _erfc(-d / math.sqrt(2.0))

@@ -2,7 +2,9 @@
 // each row body has an AVX-512 copy written with intrinsics and a generic one compiled for
 // baseline x86-64 and for AVX2 (cpu_features.h picks), and the rows (or, for a few long rows,
 // spans of one row) are shared among threads. Sums accumulate in double in both copies (they
-// differ only in the order of the double adds); arg results are the same in both.
+// differ only in the order of the double adds); a row past 65536 elements is summed as fixed
+// spans added in order, so a sum's bits do not depend on the thread count. Arg results are the
+// same in both copies.
 #pragma once
 #include <cstdint>
 
