@@ -76,6 +76,18 @@ def test_named_tuple_and_node_print_as_torch():
     assert repr(node).startswith("<AddBackward0 object at 0x")
 
 
+def test_public_classes_print_under_the_package():
+    """Guards against print(type(x)) showing ``<class 'pylucid._C.Tensor'>`` where PyTorch prints
+    ``<class 'torch.Tensor'>`` (and the same for dtype, Size and device), and against pickle no
+    longer finding the classes under their public names."""
+    x = pylucid.ones(2)
+    for obj, name in [(x, "Tensor"), (x.dtype, "dtype"), (x.shape, "Size"), (pylucid.device("cpu"), "device")]:
+        assert str(type(obj)) == f"<class 'pylucid.{name}'>"
+        assert pickle.loads(pickle.dumps(type(obj))) is type(obj) and getattr(pylucid, name) is type(obj)
+    assert pickle.loads(pickle.dumps(pylucid.float64)) is pylucid.float64
+    assert pylucid.equal(pickle.loads(pickle.dumps(x)), x)
+
+
 def test_shape_is_a_size():
     """Guards against Tensor.shape being a plain tuple (scripts print it as torch.Size([..]))."""
     x = pylucid.zeros(2, 3, 4)

@@ -91,3 +91,9 @@ int = _C.dtype.int64  # noqa: A001  (PyTorch's torch.int; pylucid's one integer 
 
 __version__ = "0.1.0"
 from . import utils  # noqa: E402,F401
+
+# The public classes print under the package, as PyTorch's do (``<class 'torch.Tensor'>``):
+# scripts print type(x), and pickle finds each class under this name too.
+for _cls in (Tensor, _C.dtype, Size, device):
+    _cls.__module__ = "pylucid"
+del _cls
