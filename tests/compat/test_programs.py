@@ -147,6 +147,8 @@ CASES = [
     ("gradcam_hooks", 1e-4, 1e-5),
     ("mixup_cutmix", 1e-3, 1e-4),
     ("mdn", 1e-3, 1e-5),
+    ("d2l_scratch", 1e-4, 1e-5),
+    ("cifar_cnn_eval", 1e-3, 1e-4),
 ]
 
 
