@@ -88,6 +88,14 @@ def test_public_classes_print_under_the_package():
     assert pylucid.equal(pickle.loads(pickle.dumps(x)), x)
 
 
+def test_clamp_node_prints_the_scalar_overload():
+    """Guards against ``x.clamp(min=0)`` printing ``grad_fn=<ClampBackward0>`` where PyTorch
+    prints ``ClampBackward1`` (clamp with number bounds is its overload 1)."""
+    x = pylucid.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    assert repr(x.clamp(min=0)).endswith("grad_fn=<ClampBackward1>)")
+    assert repr(x.clip(0, 1).grad_fn).startswith("<ClampBackward1 object at 0x")
+
+
 def test_shape_is_a_size():
     """Guards against Tensor.shape being a plain tuple (scripts print it as torch.Size([..]))."""
     x = pylucid.zeros(2, 3, 4)
