@@ -149,6 +149,7 @@ CASES = [
     ("mdn", 1e-3, 1e-5),
     ("d2l_scratch", 1e-4, 1e-5),
     ("cifar_cnn_eval", 1e-3, 1e-4),
+    ("rnn_cells", 1e-4, 1e-5),
 ]
 
 
