@@ -150,6 +150,8 @@ CASES = [
     ("d2l_scratch", 1e-4, 1e-5),
     ("cifar_cnn_eval", 1e-3, 1e-4),
     ("rnn_cells", 1e-4, 1e-5),
+    ("random_streams", 1e-6, 1e-7),
+    ("graph_introspection", 1e-5, 1e-6),
 ]
 
 
