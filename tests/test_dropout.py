@@ -127,3 +127,40 @@ def test_errors():
         F.dropout(pylucid.tensor([1, 2]), 0.5)
     with pytest.raises(TypeError):
         F.dropout(None)
+
+
+@pytest.mark.parametrize("module,shape", [
+    (pylucid.nn.Dropout, (2, 6)), (pylucid.nn.Dropout1d, (2, 4, 3)), (pylucid.nn.Dropout2d, (2, 4, 2, 2)),
+    (pylucid.nn.Dropout3d, (2, 4, 1, 2, 2))])
+def test_dropout_modules_inplace_write_into_their_input(module, shape):
+    """Guards against ``nn.Dropout(p, inplace=True)`` (as in ``Sequential(..., ReLU(inplace=True),
+    Dropout(0.5, inplace=True))``) raising: it writes the masked result into its input with the
+    same mask and gradient as the out-of-place module, and refuses a leaf that requires grad."""
+    m = module(0.5, inplace=True)
+    assert repr(m).endswith("inplace=True)")
+    w = pylucid.randn(*shape, requires_grad=True)
+    pylucid.manual_seed(3)
+    ref = module(0.5)(w * 2)
+    (ref * pylucid.arange(ref.numel()).view(ref.shape)).sum().backward()
+    ref_grad, w.grad = w.grad.clone(), None
+    pylucid.manual_seed(3)
+    h = w * 2
+    out = m(h)
+    assert out is h and pylucid.equal(out, ref)
+    (out * pylucid.arange(out.numel()).view(out.shape)).sum().backward()
+    assert pylucid.equal(w.grad, ref_grad)
+    x = pylucid.ones(*shape)
+    assert m.eval()(x) is x and pylucid.equal(x, pylucid.ones(*shape))
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        m.train()(pylucid.ones(*shape, requires_grad=True))
+
+
+def test_alpha_dropout_inplace_functional_only():
+    """Guards against F.alpha_dropout(inplace=True) returning a new tensor (PyTorch writes into the
+    input) and nn.AlphaDropout(inplace=True) writing into it (PyTorch's module ignores inplace)."""
+    x = pylucid.ones(8)
+    assert F.alpha_dropout(x, 0.5, True, inplace=True) is x and not pylucid.equal(x, pylucid.ones(8))
+    x = pylucid.ones(2, 3, 2)
+    assert F.feature_alpha_dropout(x, 0.5, True, inplace=True) is x
+    x = pylucid.ones(8)
+    assert pylucid.nn.AlphaDropout(0.5, inplace=True)(x) is not x and pylucid.equal(x, pylucid.ones(8))
