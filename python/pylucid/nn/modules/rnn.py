@@ -229,10 +229,6 @@ class RNN(RNNBase):
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", *rest, **kwargs)
         self.nonlinearity = nonlinearity
 
-    def extra_repr(self):
-        s = super().extra_repr()
-        return s + (", nonlinearity='relu'" if self.nonlinearity != "tanh" else "")
-
 
 class LSTM(RNNBase):
     r"""Long short-term memory (PyTorch's ``LSTM``), gates ``(i, f, g, o)`` in that order in the
