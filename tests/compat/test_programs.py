@@ -152,6 +152,7 @@ CASES = [
     ("rnn_cells", 1e-4, 1e-5),
     ("random_streams", 1e-6, 1e-7),
     ("graph_introspection", 1e-5, 1e-6),
+    ("classic_convnets", 1e-3, 1e-5),
 ]
 
 
