@@ -153,6 +153,7 @@ CASES = [
     ("random_streams", 1e-6, 1e-7),
     ("graph_introspection", 1e-5, 1e-6),
     ("classic_convnets", 1e-3, 1e-5),
+    ("d2l_modern_cnn", 1e-3, 1e-5),
 ]
 
 
