@@ -96,6 +96,19 @@ def test_clamp_node_prints_the_scalar_overload():
     assert repr(x.clip(0, 1).grad_fn).startswith("<ClampBackward1 object at 0x")
 
 
+def test_slogdet_and_frexp_print_as_named_tuples():
+    """Guards against slogdet/frexp printing as plain namedtuples on one line (PyTorch prints
+    ``torch.return_types.slogdet(`` then a field per line) and against linalg.slogdet carrying
+    the top-level name (PyTorch's is ``linalg_slogdet``)."""
+    S = 2 * pylucid.eye(2)
+    assert repr(pylucid.slogdet(S)) == "pylucid.return_types.slogdet(\nsign=tensor(1.),\nlogabsdet=tensor(1.3863))"
+    assert repr(S.slogdet()).startswith("pylucid.return_types.slogdet(\n")
+    r = pylucid.linalg.slogdet(S)
+    assert type(r).__name__ == "linalg_slogdet" and repr(r).startswith("pylucid.return_types.linalg_slogdet(\nsign=")
+    assert r.logabsdet.item() == pytest.approx(1.3862944) and pylucid.logdet(S).item() == pytest.approx(1.3862944)
+    assert repr(pylucid.frexp(pylucid.tensor([8.0]))).startswith("pylucid.return_types.frexp(\nmantissa=tensor([0.5000]),")
+
+
 def test_shape_is_a_size():
     """Guards against Tensor.shape being a plain tuple (scripts print it as torch.Size([..]))."""
     x = pylucid.zeros(2, 3, 4)

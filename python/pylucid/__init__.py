@@ -65,7 +65,8 @@ from ._math_misc import _functional_aliases  # noqa: E402
 
 _functional_aliases(globals())
 from .serialization import load, save  # noqa: E402,F401
-from .linalg import det, logdet, slogdet  # noqa: E402,F401
+from .linalg import det, logdet  # noqa: E402,F401
+from .linalg import slogdet_top as slogdet  # noqa: E402,F401
 from .linalg import inv as inverse  # noqa: E402,F401
 from ._linalg_decomp import cholesky_inverse, cholesky_solve, matrix_exp, pinverse  # noqa: E402,F401
 from ._linalg_decomp import cholesky_top as cholesky, qr_top as qr, svd_top as svd  # noqa: E402,F401
