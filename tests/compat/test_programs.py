@@ -154,6 +154,7 @@ CASES = [
     ("graph_introspection", 1e-5, 1e-6),
     ("classic_convnets", 1e-3, 1e-5),
     ("d2l_modern_cnn", 1e-3, 1e-5),
+    ("cheatsheet_ops", 1e-4, 1e-5),
 ]
 
 
