@@ -156,6 +156,7 @@ CASES = [
     ("d2l_modern_cnn", 1e-3, 1e-5),
     ("cheatsheet_ops", 1e-4, 1e-5),
     ("transformer_batch_first", 1e-3, 1e-5),
+    ("numpy_interop", 1e-4, 1e-5),
 ]
 
 
