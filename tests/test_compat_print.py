@@ -109,6 +109,13 @@ def test_slogdet_and_frexp_print_as_named_tuples():
     assert repr(pylucid.frexp(pylucid.tensor([8.0]))).startswith("pylucid.return_types.frexp(\nmantissa=tensor([0.5000]),")
 
 
+def test_version_module_for_environment_checks():
+    """Guards against ``print(torch.__version__, torch.version.cuda)`` (the first cell of many
+    notebooks) stopping on a missing ``version`` module: cuda/hip are None as in a CPU build."""
+    assert pylucid.version.cuda is None and pylucid.version.hip is None and pylucid.version.debug is False
+    assert pylucid.version.__version__ == pylucid.__version__ and pylucid.__version__.count(".") == 2
+
+
 def test_shape_is_a_size():
     """Guards against Tensor.shape being a plain tuple (scripts print it as torch.Size([..]))."""
     x = pylucid.zeros(2, 3, 4)

@@ -90,7 +90,8 @@ _numpy_kwargs.install(vars(special))
 
 int = _C.dtype.int64  # noqa: A001  (PyTorch's torch.int; pylucid's one integer dtype is int64)
 
-__version__ = "0.1.0"
+from . import version  # noqa: E402
+from .version import __version__  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 
 # The public classes print under the package, as PyTorch's do (``<class 'torch.Tensor'>``):
