@@ -82,6 +82,18 @@ class PublicAutodoc(Directive):
         return []
 
 
+def _public_class_alias(app, env, node, contnode):
+    """pybind11 signatures name ``pylucid._C.Tensor``/``pylucid._C.dtype``, the classes' home when
+    the extension was built; they are documented under their public names (``pylucid.Tensor``)."""
+    target = node.get("reftarget", "")
+    if node.get("refdomain") != "py" or not target.startswith("pylucid._C."):
+        return None
+    public = "pylucid." + target[len("pylucid._C."):]
+    return env.get_domain("py").resolve_xref(env, node["refdoc"], app.builder, node["reftype"], public, node,
+                                             contnode)
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_cpp_docstrings)
+    app.connect("missing-reference", _public_class_alias)
     app.add_directive("public-autodoc", PublicAutodoc)

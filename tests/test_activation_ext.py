@@ -169,3 +169,14 @@ def test_float32_matches_torch():
         ya.sum().backward()
         yt.sum().backward()
         np.testing.assert_allclose(xa.grad.numpy(), xt.grad.numpy(), rtol=2e-5, atol=2e-6, err_msg=name)
+
+
+def test_hardswish_and_softshrink_zero_sign_and_nan_as_torch():
+    """Guards against hardswish below -3 and softshrink inside [-lambd, lambd] returning +0.0
+    where PyTorch's x * 0 gives -0.0 for negative x (printed "-0.0000") and NaN for NaN."""
+    x = pylucid.tensor([-4.0, -0.25, 0.25, float("nan")])
+    hs = F.hardswish(x).tolist()
+    ss = F.softshrink(x, 0.5).tolist()
+    assert hs[0] == 0.0 and math.copysign(1.0, hs[0]) == -1.0 and math.isnan(hs[3])
+    assert math.copysign(1.0, ss[1]) == -1.0 and math.copysign(1.0, ss[2]) == 1.0 and math.isnan(ss[3])
+    assert "-0.0000" in repr(F.hardswish(pylucid.tensor([-4.0, 0.5])))

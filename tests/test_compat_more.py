@@ -702,6 +702,42 @@ def test_lazy_layers_materialise_on_the_first_forward():
         nn.LazyConv2d(2, 3)(pylucid.ones(5))
 
 
+def test_lazy_batch_norm_and_transposed_convs():
+    """Guards against nn.LazyBatchNorm1d/2d/3d (the d2l ResNet/DenseNet chapters build with them),
+    LazyConv3d and LazyConvTranspose1d/2d/3d missing, or materialising statistics or weights
+    different from the eager layer's at the first forward."""
+    bn = nn.LazyBatchNorm2d(momentum=0.2)
+    assert repr(bn) == "LazyBatchNorm2d(0, eps=1e-05, momentum=0.2, affine=True, bias=True, track_running_stats=True)"
+    assert bn.has_uninitialized_params()
+    w_obj = bn.weight
+    opt = pylucid.optim.SGD(bn.parameters(), lr=0.1)
+    x = pylucid.randn(4, 3, 2, 2)
+    y = bn(x)
+    eager = nn.BatchNorm2d(3, momentum=0.2)
+    assert type(bn) is nn.BatchNorm2d and bn.num_features == 3 and bn.weight is w_obj
+    assert pylucid.allclose(y, eager(x)) and pylucid.allclose(bn.running_var, eager.running_var)
+    assert list(bn.state_dict()) == list(eager.state_dict()) and int(bn.num_batches_tracked) == 1
+    (y * x).sum().backward()
+    opt.step()
+    assert bn.weight.shape == (3,) and not pylucid.equal(bn.weight, eager.weight)
+    plain = nn.LazyBatchNorm1d(affine=False)
+    assert plain(pylucid.randn(5, 4)).shape == (5, 4) and plain.running_mean.shape == (4,) and plain.weight is None
+    assert nn.LazyBatchNorm3d()(pylucid.randn(2, 2, 1, 2, 2)).shape == (2, 2, 1, 2, 2)
+    for lazy_cls, eager_cls, shape in [(nn.LazyConvTranspose2d, nn.ConvTranspose2d, (1, 2, 5, 5)),
+                                       (nn.LazyConvTranspose1d, nn.ConvTranspose1d, (2, 2, 5)),
+                                       (nn.LazyConv3d, nn.Conv3d, (1, 2, 3, 3, 3))]:
+        kw = dict(stride=2, output_padding=1) if "Transpose" in lazy_cls.__name__ else {}
+        pylucid.manual_seed(1)
+        m = lazy_cls(4, 3, **kw)
+        assert repr(m).startswith(f"{lazy_cls.__name__}(0, 4, kernel_size=")
+        out = m(pylucid.ones(*shape))
+        pylucid.manual_seed(1)
+        ref = eager_cls(2, 4, 3, **kw)
+        assert type(m) is eager_cls and pylucid.equal(m.weight, ref.weight) and pylucid.equal(out, ref(pylucid.ones(*shape)))
+    with pytest.raises(ValueError):
+        nn.LazyBatchNorm2d()(pylucid.ones(3))
+
+
 def test_factories_take_size_by_keyword():
     """Guards against torch.rand(size=(2,)) / zeros(size=...) being refused (PyTorch takes the
     shape by keyword too), and against unknown keywords being silently accepted."""

@@ -76,6 +76,46 @@ def test_named_tuple_and_node_print_as_torch():
     assert repr(node).startswith("<AddBackward0 object at 0x")
 
 
+def test_public_classes_print_under_the_package():
+    """Guards against print(type(x)) showing ``<class 'pylucid._C.Tensor'>`` where PyTorch prints
+    ``<class 'torch.Tensor'>`` (and the same for dtype, Size and device), and against pickle no
+    longer finding the classes under their public names."""
+    x = pylucid.ones(2)
+    for obj, name in [(x, "Tensor"), (x.dtype, "dtype"), (x.shape, "Size"), (pylucid.device("cpu"), "device")]:
+        assert str(type(obj)) == f"<class 'pylucid.{name}'>"
+        assert pickle.loads(pickle.dumps(type(obj))) is type(obj) and getattr(pylucid, name) is type(obj)
+    assert pickle.loads(pickle.dumps(pylucid.float64)) is pylucid.float64
+    assert pylucid.equal(pickle.loads(pickle.dumps(x)), x)
+
+
+def test_clamp_node_prints_the_scalar_overload():
+    """Guards against ``x.clamp(min=0)`` printing ``grad_fn=<ClampBackward0>`` where PyTorch
+    prints ``ClampBackward1`` (clamp with number bounds is its overload 1)."""
+    x = pylucid.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    assert repr(x.clamp(min=0)).endswith("grad_fn=<ClampBackward1>)")
+    assert repr(x.clip(0, 1).grad_fn).startswith("<ClampBackward1 object at 0x")
+
+
+def test_slogdet_and_frexp_print_as_named_tuples():
+    """Guards against slogdet/frexp printing as plain namedtuples on one line (PyTorch prints
+    ``torch.return_types.slogdet(`` then a field per line) and against linalg.slogdet carrying
+    the top-level name (PyTorch's is ``linalg_slogdet``)."""
+    S = 2 * pylucid.eye(2)
+    assert repr(pylucid.slogdet(S)) == "pylucid.return_types.slogdet(\nsign=tensor(1.),\nlogabsdet=tensor(1.3863))"
+    assert repr(S.slogdet()).startswith("pylucid.return_types.slogdet(\n")
+    r = pylucid.linalg.slogdet(S)
+    assert type(r).__name__ == "linalg_slogdet" and repr(r).startswith("pylucid.return_types.linalg_slogdet(\nsign=")
+    assert r.logabsdet.item() == pytest.approx(1.3862944) and pylucid.logdet(S).item() == pytest.approx(1.3862944)
+    assert repr(pylucid.frexp(pylucid.tensor([8.0]))).startswith("pylucid.return_types.frexp(\nmantissa=tensor([0.5000]),")
+
+
+def test_version_module_for_environment_checks():
+    """Guards against ``print(torch.__version__, torch.version.cuda)`` (the first cell of many
+    notebooks) stopping on a missing ``version`` module: cuda/hip are None as in a CPU build."""
+    assert pylucid.version.cuda is None and pylucid.version.hip is None and pylucid.version.debug is False
+    assert pylucid.version.__version__ == pylucid.__version__ and pylucid.__version__.count(".") == 2
+
+
 def test_shape_is_a_size():
     """Guards against Tensor.shape being a plain tuple (scripts print it as torch.Size([..]))."""
     x = pylucid.zeros(2, 3, 4)

@@ -347,3 +347,24 @@ def test_real_imag_to_dense_put_():
     t = pylucid.zeros(3, 2).T  # not contiguous: written through
     t.put_(pylucid.tensor([1, 5]), pylucid.tensor([3.0, 4.0]))
     assert t.tolist() == [[0.0, 3.0, 0.0], [0.0, 0.0, 4.0]]
+
+
+def test_tensor_with_numpy_array_operands_as_torch():
+    """Guards against ``t * ndarray`` returning a numpy array and ``t == ndarray`` returning the
+    Python bool False: as in PyTorch, numpy computes with the tensor's values and the result comes
+    back as a tensor (float64 from a float64 array), ``==`` compares elementwise, numpy ufuncs
+    (np.exp(t)) return tensors, and a tensor that requires grad raises instead of silently
+    losing its gradient."""
+    t = pylucid.tensor([1.0, 2.0])
+    a = np.array([2.0, 3.0])
+    r = t * a
+    assert isinstance(r, pylucid.Tensor) and r.dtype == pylucid.float64 and r.tolist() == [2.0, 6.0]
+    assert isinstance(t - a, pylucid.Tensor) and (pylucid.ones(2, 2) - np.eye(2)).tolist() == [[0.0, 1.0], [1.0, 0.0]]
+    eq = t == np.array([1.0, 3.0])
+    assert isinstance(eq, pylucid.Tensor) and eq.tolist() == [True, False] and (t != a).tolist() == [True, True]
+    assert isinstance(np.exp(t), pylucid.Tensor) and np.argmax(t).shape == () and np.maximum(t, 1.5).tolist() == [1.5, 2.0]
+    assert (t * a.astype(np.float32)).dtype == pylucid.float32
+    with pytest.raises(RuntimeError, match="requires grad"):
+        pylucid.ones(2, requires_grad=True) * a
+    with pylucid.no_grad():
+        assert isinstance(pylucid.ones(2, requires_grad=True) * a, pylucid.Tensor)

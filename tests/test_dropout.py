@@ -127,3 +127,84 @@ def test_errors():
         F.dropout(pylucid.tensor([1, 2]), 0.5)
     with pytest.raises(TypeError):
         F.dropout(None)
+
+
+@pytest.mark.parametrize("module,shape", [
+    (pylucid.nn.Dropout, (2, 6)), (pylucid.nn.Dropout1d, (2, 4, 3)), (pylucid.nn.Dropout2d, (2, 4, 2, 2)),
+    (pylucid.nn.Dropout3d, (2, 4, 1, 2, 2))])
+def test_dropout_modules_inplace_write_into_their_input(module, shape):
+    """Guards against ``nn.Dropout(p, inplace=True)`` (as in ``Sequential(..., ReLU(inplace=True),
+    Dropout(0.5, inplace=True))``) raising: it writes the masked result into its input with the
+    same mask and gradient as the out-of-place module, and refuses a leaf that requires grad."""
+    m = module(0.5, inplace=True)
+    assert repr(m).endswith("inplace=True)")
+    w = pylucid.randn(*shape, requires_grad=True)
+    pylucid.manual_seed(3)
+    ref = module(0.5)(w * 2)
+    (ref * pylucid.arange(ref.numel()).view(ref.shape)).sum().backward()
+    ref_grad, w.grad = w.grad.clone(), None
+    pylucid.manual_seed(3)
+    h = w * 2
+    out = m(h)
+    assert out is h and pylucid.equal(out, ref)
+    (out * pylucid.arange(out.numel()).view(out.shape)).sum().backward()
+    assert pylucid.equal(w.grad, ref_grad)
+    x = pylucid.ones(*shape)
+    assert m.eval()(x) is x and pylucid.equal(x, pylucid.ones(*shape))
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        m.train()(pylucid.ones(*shape, requires_grad=True))
+
+
+def test_alpha_dropout_inplace_functional_only():
+    """Guards against F.alpha_dropout(inplace=True) returning a new tensor (PyTorch writes into the
+    input) and nn.AlphaDropout(inplace=True) writing into it (PyTorch's module ignores inplace)."""
+    x = pylucid.ones(8)
+    assert F.alpha_dropout(x, 0.5, True, inplace=True) is x and not pylucid.equal(x, pylucid.ones(8))
+    x = pylucid.ones(2, 3, 2)
+    assert F.feature_alpha_dropout(x, 0.5, True, inplace=True) is x
+    x = pylucid.ones(8)
+    assert pylucid.nn.AlphaDropout(0.5, inplace=True)(x) is not x and pylucid.equal(x, pylucid.ones(8))
+
+
+def test_mask_follows_the_memory_order_of_a_permuted_input():
+    """Guards against dropout drawing its mask in logical order for a transposed/permuted input
+    (the output of a batch_first MultiheadAttention): PyTorch draws into empty_like(x), which
+    keeps x's strides, so its draws follow x's memory order; a slice keeps logical order."""
+    x = pylucid.randn(4, 6)
+    pylucid.manual_seed(5)
+    a = F.dropout(x.t(), 0.5)
+    pylucid.manual_seed(5)
+    assert pylucid.equal(a, F.dropout(x, 0.5).t())
+    y = pylucid.randn(2, 3, 4)
+    pylucid.manual_seed(6)
+    b = F.dropout(y.permute(2, 0, 1), 0.3)
+    pylucid.manual_seed(6)
+    assert pylucid.equal(b, F.dropout(y, 0.3).permute(2, 0, 1))
+    z = x[:, ::2]
+    pylucid.manual_seed(7)
+    c = F.dropout(z, 0.5)
+    pylucid.manual_seed(7)
+    assert pylucid.equal(c, F.dropout(z.contiguous(), 0.5))
+
+
+def test_permuted_dropout_and_like_samplers_match_torch():
+    """Guards against a batch_first Transformer layer in training mode (dropout after the
+    attention's transposed output) and randn_like/rand_like/randint_like of a permuted tensor
+    giving numbers different from PyTorch's for the same seed."""
+    torch = pytest.importorskip("torch")
+    base = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
+    ours, theirs = [], []
+    for lib, out in ((pylucid, ours), (torch, theirs)):
+        x = lib.tensor(base)
+        for f in (lambda: lib.nn.functional.dropout(x.transpose(0, 1), 0.4),
+                  lambda: lib.randn_like(x.transpose(0, 1)), lambda: lib.rand_like(x.permute(2, 0, 1)),
+                  lambda: lib.randint_like(x.transpose(1, 2), 10), lambda: lib.randn_like(x[:, :2])):
+            lib.manual_seed(3)
+            out.append((f().numpy().copy(), lib.rand(1).item()))
+        lib.manual_seed(0)
+        layer = lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.2, batch_first=True)
+        lib.manual_seed(1)
+        out.append((layer(x).detach().numpy(), lib.rand(1).item()))
+    for (a, ra), (b, rb) in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+        assert ra == rb

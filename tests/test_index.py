@@ -165,14 +165,20 @@ def test_index_errors():
         x[0, 0, 0]
     with pytest.raises(pylucid.IndexOutOfRange, match="single ellipsis"):
         x[..., ...]
-    with pytest.raises(pylucid.LucidError, match="step must be positive"):
+    # The builtin types PyTorch raises: ValueError for a negative step, IndexError for a
+    # float or other non-index key.
+    with pytest.raises(ValueError, match="step must be positive"):
         x[::-1]
-    with pytest.raises(pylucid.DtypeMismatch, match="int64 or bool, got float32"):
+    with pytest.raises(IndexError, match="int64 or bool, got float32"):
         x[pylucid.tensor([0.0])]
-    with pytest.raises(pylucid.DtypeMismatch, match="ints or bools, got float64"):
+    with pytest.raises(IndexError, match="ints or bools, got float64"):
         x[[0.5]]
-    with pytest.raises(pylucid.DtypeMismatch, match="got str"):
+    with pytest.raises(IndexError, match="got str"):
         x["a"]
+    with pytest.raises(IndexError, match="got float"):
+        x[0.5]
+    with pytest.raises(pylucid.LucidError):  # still pylucid's own errors
+        x[0.5]
     with pytest.raises(pylucid.IndexOutOfRange, match=r"shape of the mask \[3\] does not match the shape \[4\]"):
         x[:, pylucid.ones(3, dtype=pylucid.bool)]
     with pytest.raises(pylucid.ShapeMismatch, match=r"shapes \[2\] and \[3\] cannot be broadcast"):

@@ -183,6 +183,16 @@ def test_parameter_list_and_dict():
         nn.ParameterList([3])
 
 
+def test_parameter_containers_print_as_torch():
+    """Guards against ParameterDict entries printing the dtype (``[pylucid.float32 of size 2]``)
+    where PyTorch prints the legacy type (``[torch.FloatTensor of size 2]``); ParameterList
+    prints the dtype in both."""
+    pl = nn.ParameterList([nn.Parameter(pylucid.ones(2, 3))])
+    assert repr(pl) == "ParameterList(  (0): Parameter containing: [pylucid.float32 of size 2x3])"
+    pd = nn.ParameterDict({"w": nn.Parameter(pylucid.ones(2, dtype=pylucid.float64))})
+    assert repr(pd) == "ParameterDict(  (w): Parameter containing: [pylucid.DoubleTensor of size 2])"
+
+
 def test_module_to_and_mode_switches():
     """Guards against Module.to rejecting PyTorch's device/dtype forms or train() not returning self."""
     m = nn.Linear(2, 2)

@@ -70,6 +70,10 @@ def test_linear_repr_and_argument_errors():
     assert repr(nn.Linear(2, 3, bias=False)) == "Linear(in_features=2, out_features=3, bias=False)"
     with pytest.raises(pylucid.LucidError, match="in_features"):
         nn.Linear(-1, 3)
+    with pytest.raises(TypeError, match="in_features"):  # a float size: PyTorch's TypeError
+        nn.Linear(2.5, 3)
+    with pytest.raises(TypeError, match="num_embeddings"):
+        nn.Embedding(2.5, 3)
     with pytest.raises(pylucid.ShapeMismatch):
         nn.Linear(3, 2)(pylucid.ones(4, 5))
 

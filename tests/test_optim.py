@@ -554,3 +554,14 @@ def test_parameters_to_vector_round_trip():
     assert net[0].weight.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and net[1].bias.tolist() == [10.0]
     with pytest.raises(pylucid.ShapeMismatch):
         vector_to_parameters(pylucid.ones(3), net.parameters())
+
+
+def test_print_optimizer_as_torch():
+    """Guards against print(optimizer) running parameter groups together: PyTorch puts an empty
+    line between 'Parameter Group 0' and 'Parameter Group 1' and lists each group's keys sorted."""
+    m = pylucid.nn.Linear(2, 1)
+    opt = pylucid.optim.SGD([{"params": [m.weight]}, {"params": [m.bias], "lr": 0.01}], lr=0.1)
+    lines = repr(opt).split("\n")
+    assert lines[:3] == ["SGD (", "Parameter Group 0", "    dampening: 0"] and lines[-1] == ")"
+    i = lines.index("Parameter Group 1")
+    assert lines[i - 1] == "" and lines.count("") == 1 and "    lr: 0.01" in lines[i:]

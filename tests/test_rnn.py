@@ -238,7 +238,7 @@ def test_unbatched_and_names_and_init():
     out, (h, c) = m(pylucid.randn(5, 3))
     assert out.shape == (5, 8) and h.shape == (4, 4) and c.shape == (4, 16)
     rnn = pylucid.nn.RNN(3, 2, 1, "relu")
-    assert rnn.nonlinearity == "relu" and repr(rnn) == "RNN(3, 2)"  # as PyTorch prints it
+    assert rnn.nonlinearity == "relu" and repr(rnn) == "RNN(3, 2)"  # PyTorch does not print it
     out, h = pylucid.nn.GRU(3, 2)(pylucid.randn(4, 3), pylucid.zeros(1, 2))
     assert out.shape == (4, 2) and h.shape == (1, 2)
 

@@ -256,3 +256,23 @@ def test_dropout_is_active_only_in_training():
     np.testing.assert_array_equal(np.asarray(a.detach()), np.asarray(b.detach()))
     layer.train()
     assert not np.allclose(np.asarray(layer(x).detach()), np.asarray(a.detach()))
+
+
+def test_mha_returns_the_weights_after_dropout():
+    """Guards against MultiheadAttention(dropout=p) in training returning the weights before
+    dropout: PyTorch returns the dropped, rescaled weights that multiplied the values (averaged
+    over heads unless average_attn_weights=False)."""
+    mha = nn.MultiheadAttention(8, 2, dropout=0.5, batch_first=True)
+    x = pylucid.randn(2, 3, 8)
+    pylucid.manual_seed(4)
+    out, w = mha(x, x, x, average_attn_weights=False)
+    vals = set(round(v, 5) for v in w.flatten().tolist())
+    assert 0.0 in vals and w.shape == (2, 2, 3, 3)
+    mha.eval()
+    _, w_eval = mha(x, x, x, average_attn_weights=False)
+    kept = w != 0
+    assert pylucid.allclose(w[kept], 2 * w_eval[kept])
+    # and they are the weights that multiplied the values
+    vp = (x @ mha.in_proj_weight[16:].t() + mha.in_proj_bias[16:]).reshape(2, 3, 2, 4).transpose(1, 2)
+    heads = (w @ vp).transpose(1, 2).reshape(2, 3, 8)
+    assert pylucid.allclose(out, mha.out_proj(heads), atol=1e-6)

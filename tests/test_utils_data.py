@@ -76,8 +76,12 @@ def test_batch_sampler_sampler_and_errors():
         [y.tolist() for _, y in DataLoader(_ds(), batch_size=4)]
     with pytest.raises(pylucid.LucidError, match="mutually exclusive"):
         DataLoader(_ds(), sampler=[0], shuffle=True)
-    with pytest.raises(pylucid.LucidError, match="batch_size"):
+    with pytest.raises(ValueError, match="batch_size"):  # PyTorch's ValueError, still a LucidError
         DataLoader(_ds(), batch_size=0)
+    with pytest.raises(pylucid.LucidError, match="batch_size"):
+        BatchSampler(SequentialSampler(range(5)), -1, drop_last=False)
+    with pytest.raises(ValueError, match="batch_size"):
+        BatchSampler(SequentialSampler(range(5)), 0, drop_last=False)
 
 
 def test_random_split_lengths_and_fractions():

@@ -44,8 +44,13 @@ IGNORES = {  # stub lines that restate pybind11's runtime behaviour mypy's objec
 
 def generate() -> str:
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, "-m", "pybind11_stubgen", "pylucid._C", "-o", tmp,
-                        "--exit-code"], check=True)
+        # pylucid shows Tensor and dtype under the package (``pylucid.Tensor``, as PyTorch prints
+        # ``torch.Tensor``); stubgen must see them as the extension's own classes to declare them.
+        run = ("import sys, pylucid, pylucid._C as C, pybind11_stubgen\n"
+               "C.Tensor.__module__ = C.dtype.__module__ = 'pylucid._C'\n"
+               "sys.argv = ['pybind11-stubgen'] + sys.argv[1:]\n"
+               "pybind11_stubgen.main()\n")
+        subprocess.run([sys.executable, "-c", run, "pylucid._C", "-o", tmp, "--exit-code"], check=True)
         with open(os.path.join(tmp, "pylucid", "_C.pyi")) as f:
             return f.read()
 

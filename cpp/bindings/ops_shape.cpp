@@ -28,7 +28,7 @@ TensorImplPtr array_index(py::handle obj, const char* op) {
   py::object arr = np.attr("asarray")(obj);
   char kind = py::dtype(arr.attr("dtype")).kind();
   if (kind == 'f' && arr.attr("size").cast<int64_t>() == 0) kind = 'i';  // x[[]] selects nothing
-  LUCID_CHECK_DTYPE(kind == 'b' || kind == 'i' || kind == 'u', op, ": arrays used as indices must hold ints or bools, got ",
+  LUCID_CHECK_INDEX(kind == 'b' || kind == 'i' || kind == 'u', op, ": arrays used as indices must hold ints or bools, got ",
                     std::string(py::str(arr.attr("dtype"))));
   if (kind != 'b') arr = arr.attr("astype")("int64");
   return from_numpy_fn()(arr).cast<TensorImplPtr>();
@@ -72,7 +72,7 @@ IndexItem index_item(py::handle h, const char* op) {
     it.kind = IndexItem::Kind::Int;
     it.i = int_value(h, op);
   } else {
-    throw DtypeMismatch(str(op, ": only ints, slices, None, Ellipsis, bools and int64/bool tensors, lists, ranges or "
+    throw IndexOutOfRange(str(op, ": only ints, slices, None, Ellipsis, bools and int64/bool tensors, lists, ranges or "
                             "arrays are valid indices, got ", type_name(h)));
   }
   return it;

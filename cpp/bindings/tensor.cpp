@@ -192,6 +192,17 @@ py::object inplace_op(const TensorImplPtr& a, py::handle b, BinaryFn f, const ch
   return binary_operand(a, b, f, false, method);
 }
 
+// t == x / t != x. A numpy array x is compared elementwise, as PyTorch's operators do (the other
+// operators hand an array to numpy, whose result Tensor.__array_wrap__ brings back); without
+// this, Python would fall back to identity and answer False.
+py::object equality_operand(const TensorImplPtr& a, py::handle b, CompareOp op) {
+  auto f = [op](const TensorImplPtr& x, const TensorImplPtr& y) { return compare(x, y, op); };
+  py::object r = binary_operand(a, b, f);
+  if (r.ptr() == Py_NotImplemented && py::isinstance<py::array>(b))
+    return py::cast(f(a, from_numpy(py::reinterpret_borrow<py::array>(b))));
+  return r;
+}
+
 }  // namespace
 
 LUCID_BINDING(tensor, 0) {
@@ -364,8 +375,8 @@ LUCID_BINDING(tensor, 0) {
       .def("__isub__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &sub_); })
       .def("__imul__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &mul_); })
       .def("__itruediv__", [](const TensorImplPtr& a, py::handle b) { return inplace_op(a, b, &div_); })
-      .def("__eq__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return compare(x, y, CompareOp::Eq); }); })
-      .def("__ne__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return compare(x, y, CompareOp::Ne); }); })
+      .def("__eq__", [](const TensorImplPtr& a, py::handle b) { return equality_operand(a, b, CompareOp::Eq); })
+      .def("__ne__", [](const TensorImplPtr& a, py::handle b) { return equality_operand(a, b, CompareOp::Ne); })
       .def("__lt__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return compare(x, y, CompareOp::Lt); }); })
       .def("__le__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return compare(x, y, CompareOp::Le); }); })
       .def("__gt__", [](const TensorImplPtr& a, py::handle b) { return binary_operand(a, b, [](const TensorImplPtr& x, const TensorImplPtr& y) { return compare(x, y, CompareOp::Gt); }); })

@@ -1,5 +1,8 @@
 #include "core/shape.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "core/error.h"
 
 namespace lucid {
@@ -27,6 +30,21 @@ Shape contiguous_strides(const Shape& s) {
     acc *= s[i] > 1 ? s[i] : 1;
   }
   return st;
+}
+
+bool is_dense_permutation(const Shape& shape, const Shape& strides) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims that move
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) return true;  // empty: nothing to order
+    if (shape[i] > 1) dims.emplace_back(strides[i], shape[i]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
 }
 
 std::string shape_str(const Shape& s) {

@@ -14,6 +14,10 @@ int64_t numel_of(const Shape& s);
 // count would make a 2^80-element tensor look empty.
 void check_shape_size(const Shape& s, int64_t itemsize, const char* op);
 Shape contiguous_strides(const Shape& s);
+// Whether `strides` lay out `shape` densely without overlap in some order of the dims (PyTorch's
+// non_overlapping_and_dense: a permutation of contiguous strides, size-1 dims ignored). PyTorch's
+// empty_like keeps such strides, so what it fills element by element follows this memory order.
+bool is_dense_permutation(const Shape& shape, const Shape& strides);
 std::string shape_str(const Shape& s);
 // Broadcast two shapes by numpy's rules; throws ShapeMismatch naming `op`.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);

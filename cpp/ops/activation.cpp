@@ -139,7 +139,8 @@ struct HardsigmoidOp : OpBase {
 };
 struct HardswishOp : OpBase {
   static constexpr const char *kName = "hardswish", *kNode = "HardswishBackward";
-  template <class A> A f(A x) const { return x <= A(-3) ? A(0) : x >= A(3) ? x : x * (x + A(3)) / A(6); }
+  // x * 0 below -3, as PyTorch's x * relu6(x + 3) / 6: -0.0 there (printed "-0."), NaN for NaN.
+  template <class A> A f(A x) const { return x <= A(-3) ? x * A(0) : x >= A(3) ? x : x * (x + A(3)) / A(6); }
   // PyTorch's conventions at the kinks: 0 at -3, 1 at 3.
   template <class A> A df(A g, A x) const {
     return x <= A(-3) ? A(0) : x < A(3) ? g * (x / A(3) + A(0.5)) : g;
@@ -207,7 +208,8 @@ struct HardshrinkOp : OpBase {  // a = lambd
 };
 struct SoftshrinkOp : OpBase {  // a = lambd
   static constexpr const char *kName = "softshrink", *kNode = "SoftshrinkBackward";
-  template <class A> A f(A x) const { return x > A(a) ? x - A(a) : x < -A(a) ? x + A(a) : A(0); }
+  // x * 0 inside [-lambd, lambd], as PyTorch's: -0.0 for negative x, NaN for NaN.
+  template <class A> A f(A x) const { return x > A(a) ? x - A(a) : x < -A(a) ? x + A(a) : x * A(0); }
   template <class A> A df(A g, A x) const { return (x >= -A(a) && x <= A(a)) ? A(0) : g; }
   template <class A> A ddf(A, A) const { return A(0); }
   // d(df)/d(x) written with recorded ops (third order and beyond).

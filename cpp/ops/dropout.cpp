@@ -17,8 +17,18 @@ TensorImplPtr dropout(const TensorImplPtr& x, double p, bool training) {
   LUCID_CHECK_DTYPE(is_floating(x->dtype), "dropout: expected a floating input, got ", dtype_name(x->dtype));
   const int64_t n = x->numel();
   auto mask = empty(x->shape, DType::Bool);
-  if (p == 1.0) std::memset(mask->raw(), 0, size_t(n));
-  else bernoulli_fill(mask->data<bool>(), n, 1.0 - p);
+  if (p == 1.0) {
+    std::memset(mask->raw(), 0, size_t(n));
+  } else if (x->is_contiguous() || !is_dense_permutation(x->shape, x->strides)) {
+    bernoulli_fill(mask->data<bool>(), n, 1.0 - p);
+  } else {
+    // NOTE: PyTorch draws the mask into empty_like(x), which keeps the strides of a permuted
+    // dense x (the output of a batch_first MultiheadAttention is one), so its draws follow x's
+    // memory order; draw them in that order too, then read the mask in logical order.
+    auto drawn = empty({n}, DType::Bool);
+    bernoulli_fill(drawn->data<bool>(), n, 1.0 - p);
+    mask = contiguous_raw(make_view(drawn, x->shape, x->strides, 0));
+  }
   const double scale = p == 1.0 ? 0.0 : 1.0 / (1.0 - p);
   auto xc = contiguous_raw(x);
   auto out = empty(x->shape, x->dtype);

@@ -30,8 +30,9 @@ TensorImplPtr index_offsets(const TensorImplPtr& index, int64_t size, int64_t st
   return out;
 }
 
+// An IndexError, as PyTorch's x[float_tensor] (the other index checks are IndexErrors too).
 void check_index_dtype(const TensorImplPtr& t, const char* op) {
-  LUCID_CHECK_DTYPE(t->dtype == DType::Int64 || t->dtype == DType::Bool, op,
+  LUCID_CHECK_INDEX(t->dtype == DType::Int64 || t->dtype == DType::Bool, op,
                     ": tensors used as indices must be int64 or bool, got ", dtype_name(t->dtype));
 }
 
@@ -92,7 +93,8 @@ Plan plan_index(const TensorImplPtr& x, std::vector<IndexItem> items, const char
         break;
       }
       case IndexItem::Kind::Slice: {
-        LUCID_CHECK(it.step > 0, op, ": slice step must be positive, got ", it.step,
+        // ShapeMismatch is the ValueError PyTorch raises for x[::-1].
+        LUCID_CHECK_SHAPE(it.step > 0, op, ": slice step must be positive, got ", it.step,
                     " (negative steps are not supported; use flip())");
         int64_t n = p.g.shape[vd];
         auto clamp = [n](bool has, int64_t v, int64_t dflt) {

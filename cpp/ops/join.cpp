@@ -210,7 +210,7 @@ void check_mask_value(const TensorImplPtr& mask, const TensorImplPtr& value, con
 }  // namespace
 
 TensorImplPtr cat(const std::vector<TensorImplPtr>& ts, int64_t dim) {
-  LUCID_CHECK(!ts.empty(), "cat: expected a non-empty list of tensors");
+  LUCID_CHECK_SHAPE(!ts.empty(), "cat: expected a non-empty list of tensors");  // PyTorch's ValueError
   auto legacy_empty = [](const TensorImplPtr& t) { return t->ndim() == 1 && t->shape[0] == 0; };
   const TensorImplPtr* ref = &ts[0];
   DType dt = ts[0]->dtype;

@@ -327,6 +327,13 @@ class Tensor:
         """
         NumPy's conversion protocol: a view of the data where the layout allows.
         """
+    def __array_wrap__(self, array, context = None, return_scalar = False):
+        """
+        NumPy's hook for a ufunc result computed from this tensor (``t * ndarray``, ``np.exp(t)``):
+            the result comes back as a tensor, as PyTorch's ``__array_wrap__`` returns it (bool arrays
+            as PyTorch's uint8, i.e. pylucid's integer dtype). A tensor that requires grad raises, as in
+            PyTorch (numpy would silently drop its gradient).
+        """
     def __bool__(self) -> builtins.bool:
         ...
     def __deepcopy__(self, memo):
@@ -2070,8 +2077,8 @@ class Tensor:
         """
     def slogdet(self, *args, **kwargs):
         """
-        ``(sign, logabsdet)`` of each square matrix in ``A``, a named tuple; differentiable in
-            logabsdet (gradient ``g * A^-T``).
+        ``pylucid.slogdet`` / ``Tensor.slogdet``: :func:`slogdet` as PyTorch's ``torch.slogdet``
+            returns it (a ``return_types.slogdet``).
         """
     def softmax(self, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
         """

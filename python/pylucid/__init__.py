@@ -58,14 +58,15 @@ _compat._attach_inplace()
 from .amp import autocast  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 from .autograd.anomaly_mode import is_anomaly_enabled  # noqa: E402,F401
-from . import accelerator, autograd, backends, cpu, cuda, distributions, func, linalg, nn, ops, optim, profiler, random, special, testing, version  # noqa: E402,F401
+from . import accelerator, autograd, backends, cpu, cuda, distributions, func, linalg, nn, ops, optim, profiler, random, special, testing  # noqa: E402,F401
 from .special import digamma, float_power, i0, lgamma, polygamma, positive, sinc, xlogy  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
 from ._math_misc import _functional_aliases  # noqa: E402
 
 _functional_aliases(globals())
 from .serialization import load, save  # noqa: E402,F401
-from .linalg import det, logdet, slogdet  # noqa: E402,F401
+from .linalg import det, logdet  # noqa: E402,F401
+from .linalg import slogdet_top as slogdet  # noqa: E402,F401
 from .linalg import inv as inverse  # noqa: E402,F401
 from ._linalg_decomp import cholesky_inverse, cholesky_solve, matrix_exp, pinverse  # noqa: E402,F401
 from ._linalg_decomp import cholesky_top as cholesky, qr_top as qr, svd_top as svd  # noqa: E402,F401
@@ -89,5 +90,12 @@ _numpy_kwargs.install(vars(special))
 
 int = _C.dtype.int64  # noqa: A001  (PyTorch's torch.int; pylucid's one integer dtype is int64)
 
-__version__ = "0.1.0"
+from . import version  # noqa: E402
+from .version import __version__  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
+
+# The public classes print under the package, as PyTorch's do (``<class 'torch.Tensor'>``):
+# scripts print type(x), and pickle finds each class under this name too.
+for _cls in (Tensor, _C.dtype, Size, device):
+    _cls.__module__ = "pylucid"
+del _cls

@@ -265,6 +265,15 @@ def ldexp(input, other):
 
 
 frexp_result = _collections.namedtuple("frexp", ["mantissa", "exponent"])  # type: ignore[name-match]
+frexp_result.__module__ = "pylucid.return_types"
+
+
+def _frexp_repr(self):
+    from ._tensor_str import return_type_repr
+    return return_type_repr(self)
+
+
+frexp_result.__repr__ = _frexp_repr  # type: ignore[method-assign]  # printed as PyTorch's return_types
 
 
 def frexp(input):

@@ -105,31 +105,65 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _finish(_C._randint_(t, low, high, generator), requires_grad)
 
 
+def _memory_order(input, memory_format):
+    """The dims of ``input`` from outermost to innermost in memory when it is a permuted dense
+    tensor (``x.t()``, a batch_first attention output): PyTorch's ``*_like`` keep such strides
+    and draw in memory order. None when logical order is memory order, or another layout (a
+    slice, an expand) makes PyTorch fall back to a contiguous result."""
+    from ._compat_more import preserve_format
+    if input.is_contiguous() or memory_format not in (None, preserve_format):
+        return None
+    shape, strides = tuple(input.shape), input.stride()
+    expected = 1
+    for stride, n in sorted((s, n) for s, n in zip(strides, shape) if n != 1):
+        if n == 0 or stride != expected:
+            return None
+        expected *= n
+    return sorted(range(len(shape)), key=lambda d: (-strides[d] if shape[d] != 1 else 0, d))
+
+
+def _like(input, memory_format, dtype, device, requires_grad, op, fill):
+    """A tensor of ``input``'s shape filled in place by ``fill``; when ``input`` is a permuted
+    dense tensor it gets ``input``'s strides, so the draws follow ``input``'s memory order (and
+    the samplers' paths for non-contiguous outputs), as PyTorch's ``*_like``."""
+    order = _memory_order(input, memory_format)
+    if order is None:
+        out = _new(input.shape, dtype, device, op)
+    else:
+        inverse = [0] * len(order)
+        for i, d in enumerate(order):
+            inverse[d] = i
+        out = _new(tuple(input.shape[d] for d in order), dtype, device, op).permute(inverse)
+    return _finish(fill(out), requires_grad)
+
+
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None,
               generator=None) -> Tensor:
-    """Uniform [0, 1) samples with ``input``'s shape (and dtype unless given)."""
+    """Uniform [0, 1) samples with ``input``'s shape (and dtype unless given), drawn in
+    ``input``'s memory order as PyTorch draws them."""
     _tensor_arg(input, "rand_like")
-    return rand(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
-                generator=generator)
+    return _like(input, memory_format, dtype or input.dtype, device, requires_grad, "rand_like",
+                 lambda t: _C._uniform_(t, 0.0, 1.0, generator))
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None,
                generator=None) -> Tensor:
-    """Standard normal samples with ``input``'s shape (and dtype unless given)."""
+    """Standard normal samples with ``input``'s shape (and dtype unless given), drawn in
+    ``input``'s memory order as PyTorch draws them."""
     _tensor_arg(input, "randn_like")
-    return randn(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
-                 generator=generator)
+    return _like(input, memory_format, dtype or input.dtype, device, requires_grad, "randn_like",
+                 lambda t: _C._normal_(t, 0.0, 1.0, generator))
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, layout=None,
                  memory_format=None, generator=None) -> Tensor:
     """Integers in [low, high) with ``input``'s shape (``randint_like(x, high)`` also works); the
-    dtype is ``input``'s unless given."""
+    dtype is ``input``'s unless given. Drawn in ``input``'s memory order as PyTorch draws them."""
     _tensor_arg(input, "randint_like")
     if high is None:
         low, high = 0, low
-    return randint(low, high, input.shape, dtype=dtype or input.dtype, device=device,
-                   requires_grad=requires_grad, generator=generator)
+    return _like(input, memory_format, dtype or input.dtype, device, requires_grad, "randint_like",
+                 lambda t: _C._randint_(t, low, high, generator))
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, layout=None,

@@ -419,6 +419,20 @@ def _array(self, dtype=None, copy=None):
     return arr.copy() if copy else arr
 
 
+def _array_wrap(self, array, context=None, return_scalar=False):
+    """NumPy's hook for a ufunc result computed from this tensor (``t * ndarray``, ``np.exp(t)``):
+    the result comes back as a tensor, as PyTorch's ``__array_wrap__`` returns it (bool arrays
+    as PyTorch's uint8, i.e. pylucid's integer dtype). A tensor that requires grad raises, as in
+    PyTorch (numpy would silently drop its gradient)."""
+    if self.requires_grad and _C.is_grad_enabled():
+        raise _C.LucidError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+    if return_scalar:
+        return array[()]
+    if array.dtype == _np.bool_:
+        array = array.astype(_np.int64)
+    return from_numpy(array if array.flags.c_contiguous else _np.ascontiguousarray(array))
+
+
 def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     """DLPack export (zero copy) through numpy's implementation of the protocol."""
     if self.requires_grad:
@@ -502,6 +516,7 @@ def _node_repr(self):
 _C.Node.__repr__ = _node_repr
 Tensor.tolist = _tolist
 Tensor.__array__ = _array
+Tensor.__array_wrap__ = _array_wrap
 Tensor.__array_priority__ = 1000  # numpy defers to Tensor's reflected operators
 Tensor.__dlpack__ = _dlpack
 Tensor.__dlpack_device__ = _dlpack_device

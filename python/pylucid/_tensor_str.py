@@ -222,6 +222,9 @@ CUSTOM_NODE_NAMES: set[str] = set()
 # Ops whose PyTorch overload with a dim argument is numbered 1 (sum(dim), mean(dim)) and whose
 # full reduction is 0 (max/min/median nodes carry their number in their own name).
 _DIM_OVERLOAD = {"SumBackward": ("0", "1"), "MeanBackward": ("0", "1")}
+# Ops whose common call is not PyTorch's first overload: clamp with number bounds (clamp(min=0),
+# clip(0, 1)) is clamp.Scalar, overload 1 (clamp with tensor bounds, 0, records where here).
+_OVERLOAD_NUMBER = {"ClampBackward": "1"}
 
 
 def node_display_name(node, out=None):
@@ -247,7 +250,7 @@ def node_display_name(node, out=None):
         return name + _DIM_OVERLOAD[name][0]
     elif name == "MatmulBackward":
         return "MmBackward0"
-    return _TORCH_NODE_NAMES.get(name, name) + "0"
+    return _TORCH_NODE_NAMES.get(name, name) + _OVERLOAD_NUMBER.get(name, "0")
 
 
 def return_type_repr(self):

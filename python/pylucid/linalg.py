@@ -22,6 +22,7 @@ from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, cond, cross, di
                              householder_product, inv_ex, lstsq, matrix_exp, matrix_norm, matrix_rank, multi_dot, pinv,
                              qr, solve_triangular, svd, svdvals, vecdot)
 from ._linalg_decomp import linalg_matrix_power as matrix_power
+from ._tensor_str import return_type_repr
 
 __all__ = ["matmul", "solve_ex", "tensorinv", "tensorsolve", "vander", "det", "inv", "norm", "slogdet", "solve", "vector_norm", "LinAlgError", "cholesky", "cholesky_ex", "qr",
            "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank", "inv_ex",
@@ -223,8 +224,18 @@ class slogdet_type(NamedTuple):
     logabsdet: Tensor
 
 
-slogdet_type.__name__ = slogdet_type.__qualname__ = "slogdet"
-slogdet_type.__module__ = "pylucid.return_types"
+class linalg_slogdet_type(NamedTuple):
+    """PyTorch's ``torch.return_types.linalg_slogdet`` (what ``linalg.slogdet`` returns; the
+    top-level ``slogdet`` returns ``slogdet``): ``(sign, logabsdet)``."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+for _t, _n in ((slogdet_type, "slogdet"), (linalg_slogdet_type, "linalg_slogdet")):
+    _t.__name__ = _t.__qualname__ = _n
+    _t.__module__ = "pylucid.return_types"
+    setattr(_t, "__repr__", return_type_repr)  # noqa: B010
 
 
 def slogdet(A, *, out=None):
@@ -232,7 +243,13 @@ def slogdet(A, *, out=None):
     logabsdet (gradient ``g * A^-T``)."""
     _square(A, "linalg.slogdet")
     sign = _from_np(_np.asarray(_np.linalg.slogdet(_np_of(A))[0]), A)
-    return slogdet_type(sign, _fn(2).apply(A))
+    return linalg_slogdet_type(sign, _fn(2).apply(A))
+
+
+def slogdet_top(A):
+    """``pylucid.slogdet`` / ``Tensor.slogdet``: :func:`slogdet` as PyTorch's ``torch.slogdet``
+    returns it (a ``return_types.slogdet``)."""
+    return slogdet_type(*slogdet(A))
 
 
 def logdet(A):
@@ -244,7 +261,7 @@ def logdet(A):
 def _attach():
     from ._compat import _method
     from ._linalg_decomp import cholesky_inverse, cholesky_solve, cholesky_top, pinverse, qr_top, svd_top
-    for name, fn in (("det", det), ("inverse", inv), ("logdet", logdet), ("slogdet", slogdet),
+    for name, fn in (("det", det), ("inverse", inv), ("logdet", logdet), ("slogdet", slogdet_top),
                      ("cholesky", cholesky_top), ("svd", svd_top), ("qr", qr_top), ("pinverse", pinverse),
                      ("cholesky_solve", cholesky_solve), ("cholesky_inverse", cholesky_inverse),
                      ("matrix_exp", matrix_exp)):

@@ -147,6 +147,16 @@ CASES = [
     ("gradcam_hooks", 1e-4, 1e-5),
     ("mixup_cutmix", 1e-3, 1e-4),
     ("mdn", 1e-3, 1e-5),
+    ("d2l_scratch", 1e-4, 1e-5),
+    ("cifar_cnn_eval", 1e-3, 1e-4),
+    ("rnn_cells", 1e-4, 1e-5),
+    ("random_streams", 1e-6, 1e-7),
+    ("graph_introspection", 1e-5, 1e-6),
+    ("classic_convnets", 1e-3, 1e-5),
+    ("d2l_modern_cnn", 1e-3, 1e-5),
+    ("cheatsheet_ops", 1e-4, 1e-5),
+    ("transformer_batch_first", 1e-3, 1e-5),
+    ("numpy_interop", 1e-4, 1e-5),
 ]
 
 

@@ -20,6 +20,7 @@ from .._index_ext import index_add
 from ._functional_act_ext import logsigmoid
 from ._functional_conv import pad
 from ._functional_loss_ext import _check_pair, _legacy_reduction, _reduce
+from ._functional_spatial import _written_back
 from ._functional_train import embedding, softmax
 
 __all__ = ["alpha_dropout", "feature_alpha_dropout", "multilabel_margin_loss", "bilinear", "channel_shuffle", "embedding_bag", "fold", "gaussian_nll_loss", "gumbel_softmax",
@@ -310,14 +311,15 @@ def _alpha_dropout(op, input, p, training, mask_shape):
 def alpha_dropout(input, p=0.5, training=False, inplace=False) -> Tensor:
     """Dropout for SELU networks: dropped elements are set to SELU's negative saturation and the
     result is scaled and shifted so that mean and variance are kept."""
-    return _alpha_dropout("alpha_dropout", input, p, training, _tensor_input("alpha_dropout", input).shape)
+    out = _alpha_dropout("alpha_dropout", input, p, training, _tensor_input("alpha_dropout", input).shape)
+    return _written_back(input, out, inplace)
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False) -> Tensor:
     """:func:`alpha_dropout` of whole channels: one draw per (sample, channel) of an (N, C, ...) input."""
     _tensor_input("feature_alpha_dropout", input)
     shape = list(input.shape[:2]) + [1] * (input.ndim - 2)
-    return _alpha_dropout("feature_alpha_dropout", input, p, training, shape)
+    return _written_back(input, _alpha_dropout("feature_alpha_dropout", input, p, training, shape), inplace)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _C
 from .._C import Tensor
 from ._functional_act_ext import _can_write
-from ._functional_spatial import _feature_dropout
+from ._functional_spatial import _feature_dropout, _written_back
 
 __all__ = ["dropout3d", "rrelu", "rrelu_"]
 
@@ -65,8 +65,6 @@ def dropout3d(input, p=0.5, training=True, inplace=False) -> Tensor:
     """Channel dropout for ``(N, C, D, H, W)`` or unbatched ``(C, D, H, W)``: each whole 3-d
     feature map is zeroed with probability ``p`` and the kept ones scaled by ``1 / (1 - p)``.
     Other ranks warn, as PyTorch, and drop per ``(dim 0, dim 1)`` entry."""
-    if inplace:
-        raise _C.LucidError("dropout3d: inplace=True is not supported")
     if not isinstance(input, Tensor):
         raise _C.DtypeMismatch(f"dropout3d: expected a Tensor input, got {type(input).__name__}")
     if input.ndim not in (4, 5):
@@ -76,7 +74,7 @@ def dropout3d(input, p=0.5, training=True, inplace=False) -> Tensor:
                       "inputs with 3 spatial dimensions, a channel dimension, and an optional batch dimension "
                       "(i.e. 4D or 5D inputs).", stacklevel=2)
     if input.ndim == 4:
-        return _feature_dropout(input.unsqueeze(0), p, training, "dropout3d").squeeze(0)
+        return _written_back(input, _feature_dropout(input.unsqueeze(0), p, training, "dropout3d").squeeze(0), inplace)
     if input.ndim < 2:
         raise _C.ShapeMismatch(f"dropout3d: expected an input with at least 2 dims, got {input.ndim}-D")
-    return _feature_dropout(input, p, training, "dropout3d")
+    return _written_back(input, _feature_dropout(input, p, training, "dropout3d"), inplace)

@@ -294,6 +294,12 @@ def _feature_dropout(input, p, training, name):
     return input * noise
 
 
+def _written_back(input, out, inplace):
+    """PyTorch's ``inplace=True`` for the dropouts: the result is written into ``input`` (a
+    recorded copy, so autograd sees the in-place op) and ``input`` is returned."""
+    return input.copy_(out) if inplace and out is not input else out
+
+
 def dropout1d(input, p=0.5, training=True, inplace=False) -> Tensor:
     """Channel dropout for ``(N, C, L)`` or unbatched ``(C, L)``: each whole channel is zeroed
     with probability ``p`` and the kept ones scaled by ``1 / (1 - p)``.
@@ -303,14 +309,12 @@ def dropout1d(input, p=0.5, training=True, inplace=False) -> Tensor:
     >>> all(len(set(row)) == 1 for sample in y.tolist() for row in sample)
     True
     """
-    if inplace:
-        raise _C.LucidError("dropout1d: inplace=True is not supported")
     if not isinstance(input, Tensor) or input.ndim not in (2, 3):
         got = f"a {input.ndim}D input" if isinstance(input, Tensor) else type(input).__name__
         raise _C.ShapeMismatch(f"dropout1d: Expected 2D or 3D input, but received {got}")
     if input.ndim == 2:
-        return _feature_dropout(input.unsqueeze(0), p, training, "dropout1d").squeeze(0)
-    return _feature_dropout(input, p, training, "dropout1d")
+        return _written_back(input, _feature_dropout(input.unsqueeze(0), p, training, "dropout1d").squeeze(0), inplace)
+    return _written_back(input, _feature_dropout(input, p, training, "dropout1d"), inplace)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False) -> Tensor:
@@ -323,8 +327,6 @@ def dropout2d(input, p=0.5, training=True, inplace=False) -> Tensor:
     >>> y.shape
     pylucid.Size([2, 3, 4, 4])
     """
-    if inplace:
-        raise _C.LucidError("dropout2d: inplace=True is not supported")
     if isinstance(input, Tensor) and input.ndim < 2:
         raise _C.ShapeMismatch(f"dropout2d: expected an input with at least 2 dims, got {input.ndim}-D")
-    return _feature_dropout(input, p, training, "dropout2d")
+    return _written_back(input, _feature_dropout(input, p, training, "dropout2d"), inplace)

@@ -208,6 +208,8 @@ class Optimizer:
     def __repr__(self):
         lines = [type(self).__name__ + " ("]
         for i, group in enumerate(self.param_groups):
+            if i:
+                lines.append("")  # PyTorch separates the groups by an empty line
             lines.append(f"Parameter Group {i}")
             for k in sorted(group):
                 if k != "params":

@@ -201,8 +201,9 @@ class MultiheadAttention(Module):
             if mask is not None:
                 scores = scores + mask
             weights = F.softmax(scores, dim=-1)
-            attn = F.dropout(weights, p) if p > 0 else weights
-            out = attn @ v
+            if p > 0:  # PyTorch returns the weights after dropout (what multiplied v)
+                weights = F.dropout(weights, p)
+            out = weights @ v
         else:
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         out = F.linear(out.permute(2, 0, 1, 3).reshape(L, N, E), self.out_proj.weight, self.out_proj.bias)

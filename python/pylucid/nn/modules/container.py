@@ -294,11 +294,13 @@ def _as_parameter(value, cls):
     raise _C.DtypeMismatch(f"{cls}: expected a Parameter or a Tensor, got {type(value).__name__}")
 
 
-def _param_line(key, p):
+def _param_line(key, p, legacy_type=False):
+    """One entry of a ParameterList (``[pylucid.float32 of size 2x3]``) or, with ``legacy_type``,
+    of a ParameterDict, which PyTorch prints with the legacy type name (``[pylucid.FloatTensor ...]``)."""
     if isinstance(p, Tensor):
         size = "x".join(str(d) for d in p.shape)
         kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-        return f"  ({key}): {kind} containing: [{p.dtype} of size {size}]"
+        return f"  ({key}): {kind} containing: [{p.type() if legacy_type else p.dtype} of size {size}]"
     return f"  ({key}): Object of type: {type(p).__name__}"
 
 
@@ -455,7 +457,7 @@ class ParameterDict(Module):
             self[k] = v
 
     def extra_repr(self):
-        return "\n".join(_param_line(k, p) for k, p in self.items())
+        return "\n".join(_param_line(k, p, legacy_type=True) for k, p in self.items())
 
     def forward(self, *args, **kwargs):
         raise _C.LucidError("ParameterDict: it has no forward(); index it for its parameters")

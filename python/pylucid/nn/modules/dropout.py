@@ -1,6 +1,5 @@
 """``Dropout`` (elementwise) and ``Dropout1d`` / ``Dropout2d`` (whole channels): zero with
 probability p in training mode, scaling the rest by 1/(1-p)."""
-from ... import _C
 from ..._errors import InvalidValue
 from .. import functional as F
 from ..module import Module
@@ -14,10 +13,8 @@ class _DropoutNd(Module):
         name = type(self).__name__
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
             raise InvalidValue(f"{name}: dropout probability has to be between 0 and 1, but got {p!r}")
-        if inplace:
-            raise _C.LucidError(f"{name}: inplace=True is not supported")
         self.p = float(p)
-        self.inplace = False
+        self.inplace = bool(inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
@@ -29,7 +26,7 @@ class Dropout(_DropoutNd):
     from the generator seeded by :func:`pylucid.manual_seed`."""
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.training)
+        return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(_DropoutNd):
@@ -43,7 +40,7 @@ class Dropout1d(_DropoutNd):
     """
 
     def forward(self, input):
-        return F.dropout1d(input, self.p, self.training)
+        return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
@@ -57,4 +54,4 @@ class Dropout2d(_DropoutNd):
     """
 
     def forward(self, input):
-        return F.dropout2d(input, self.p, self.training)
+        return F.dropout2d(input, self.p, self.training, self.inplace)

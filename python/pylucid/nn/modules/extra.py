@@ -233,7 +233,8 @@ class Softmax2d(Module):
 
 class AlphaDropout(_DropoutNd):
     """Dropout that keeps the self-normalising property of SELU networks while ``training``;
-    see :func:`pylucid.nn.functional.alpha_dropout`."""
+    see :func:`pylucid.nn.functional.alpha_dropout`. As PyTorch's, the module ignores ``inplace``
+    (the functional form honours it)."""
 
     def forward(self, input):
         return F.alpha_dropout(input, self.p, self.training)

@@ -1,9 +1,10 @@
-"""Lazy layers: ``LazyLinear``, ``LazyConv1d``, ``LazyConv2d``, whose input size (``in_features``
-or ``in_channels``) is read from the first input. Until then the parameters are empty
-placeholders and the layer prints with a size of 0; the first forward fills the same
-Parameter objects in place (so an optimizer built before it keeps working), initialised as the
-eager layer would be at that moment (the same random draws as PyTorch's lazy layers), and the
-module becomes a plain ``Linear`` / ``Conv1d`` / ``Conv2d``."""
+"""Lazy layers: ``LazyLinear``, ``LazyConv1d/2d/3d``, ``LazyConvTranspose1d/2d/3d`` and
+``LazyBatchNorm1d/2d/3d``, whose input size (``in_features``, ``in_channels`` or
+``num_features``) is read from the first input. Until then the parameters and running
+statistics are empty placeholders and the layer prints with a size of 0; the first forward
+fills the same Parameter objects in place (so an optimizer built before it keeps working),
+initialised as the eager layer would be at that moment (the same random draws as PyTorch's lazy
+layers), and the module becomes the plain layer (``Linear``, ``Conv2d``, ``BatchNorm2d``, ...)."""
 from typing import Any
 
 from ... import _C
@@ -12,10 +13,14 @@ from ...autograd.grad_mode import no_grad
 from ...random import fork_rng
 from ..module import Module
 from ..parameter import Parameter
-from .conv import Conv1d, Conv2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .linear import Linear
 
-__all__ = ["LazyLinear", "LazyConv1d", "LazyConv2d"]
+__all__ = ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+           "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyLinear"]
+
+_LAZY_BUFFERS = ("running_mean", "running_var")
 
 
 class _LazyMixin(Module):
@@ -31,11 +36,17 @@ class _LazyMixin(Module):
         for name in ("weight", "bias"):
             if self._parameters.get(name) is not None:
                 self._parameters[name] = Parameter(empty(0, dtype=dtype))
+        for name in _LAZY_BUFFERS:
+            if self._buffers.get(name) is not None:
+                self._buffers[name] = empty(0, dtype=dtype)
         self._lazy_hook = self.register_forward_pre_hook(type(self)._materialize)
 
     def has_uninitialized_params(self):
-        """True until the first forward has given the parameters their shapes."""
-        return self.weight.numel() == 0 and "_lazy_hook" in self.__dict__
+        """True until the first forward has given the parameters (and running statistics) their shapes."""
+        if "_lazy_hook" not in self.__dict__:
+            return False
+        held = [self._parameters.get(n) for n in ("weight", "bias")] + [self._buffers.get(n) for n in _LAZY_BUFFERS]
+        return any(t is not None and t.numel() == 0 for t in held)
 
     def _materialize(self, args):
         if not args or not isinstance(args[0], _C.Tensor):
@@ -46,6 +57,9 @@ class _LazyMixin(Module):
                 p = self._parameters.get(name)
                 if p is not None:
                     p.data = eager._parameters[name].detach()
+            for name in _LAZY_BUFFERS:
+                if self._buffers.get(name) is not None:
+                    self._buffers[name] = eager._buffers[name]
         for k, v in eager.__dict__.items():
             if k not in ("_parameters", "_buffers", "_modules") and not k.startswith("_"):
                 self.__dict__[k] = v
@@ -106,3 +120,87 @@ class LazyConv2d(_LazyConv, Conv2d):
 
     cls_to_become = Conv2d
     _eager_cls = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """``Conv3d`` with ``in_channels`` inferred from the first input."""
+
+    cls_to_become = Conv3d
+    _eager_cls = Conv3d
+
+
+class _LazyConvTranspose(_LazyConv):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        args = {"out_channels": out_channels, "kernel_size": kernel_size, "stride": stride, "padding": padding,
+                "output_padding": output_padding, "groups": groups, "bias": bias, "dilation": dilation,
+                "padding_mode": padding_mode, "device": device, "dtype": dtype}
+        with fork_rng():
+            self._eager_cls.__init__(self, groups, **args)
+        self._lazy_args = args
+        self.in_channels = 0
+        self._make_lazy(dtype)
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """``ConvTranspose1d`` with ``in_channels`` inferred from the first input."""
+
+    cls_to_become = ConvTranspose1d
+    _eager_cls = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """``ConvTranspose2d`` with ``in_channels`` inferred from the first input."""
+
+    cls_to_become = ConvTranspose2d
+    _eager_cls = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """``ConvTranspose3d`` with ``in_channels`` inferred from the first input."""
+
+    cls_to_become = ConvTranspose3d
+    _eager_cls = ConvTranspose3d
+
+
+class _LazyBatchNorm(_LazyMixin):
+    """Batch norm with ``num_features`` read from dim 1 of the first input: ones/zeros for the
+    affine parameters and fresh running statistics, as the eager layer starts (no random draws)."""
+
+    _eager_cls: Any
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+                 bias=True):
+        args = {"eps": eps, "momentum": momentum, "affine": affine, "track_running_stats": track_running_stats,
+                "device": device, "dtype": dtype, "bias": bias}
+        self._eager_cls.__init__(self, 1, **args)
+        self._lazy_args = args
+        self.num_features = 0
+        self._make_lazy(dtype)
+
+    def _eager(self, x):
+        if x.dim() < 2:
+            raise _C.ShapeMismatch(f"{type(self).__name__}: expected an input with a channel dim (N, C, ...), got "
+                                   f"{x.dim()}-D")
+        return self._eager_cls(x.shape[1], **self._lazy_args)
+
+
+class LazyBatchNorm1d(_LazyBatchNorm, BatchNorm1d):
+    """``BatchNorm1d`` with ``num_features`` inferred from the first input."""
+
+    cls_to_become = BatchNorm1d
+    _eager_cls = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyBatchNorm, BatchNorm2d):
+    """``BatchNorm2d`` with ``num_features`` inferred from the first input."""
+
+    cls_to_become = BatchNorm2d
+    _eager_cls = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyBatchNorm, BatchNorm3d):
+    """``BatchNorm3d`` with ``num_features`` inferred from the first input."""
+
+    cls_to_become = BatchNorm3d
+    _eager_cls = BatchNorm3d

@@ -41,7 +41,9 @@ class Linear(Module):
         _check_device(device, "Linear")
         for name, v in (("in_features", in_features), ("out_features", out_features)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                raise _C.LucidError(f"Linear: {name} must be a non-negative int, got {v!r}")
+                # A float size is the TypeError PyTorch raises; a negative one its RuntimeError.
+                exc = _C.LucidError if isinstance(v, int) and not isinstance(v, bool) else _C.DtypeMismatch
+                raise exc(f"Linear: {name} must be a non-negative int, got {v!r}")
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(empty(out_features, in_features, dtype=dtype))

@@ -46,7 +46,7 @@ class Dropout3d(_DropoutNd):
     """
 
     def forward(self, input):
-        return F.dropout3d(input, self.p, self.training)
+        return F.dropout3d(input, self.p, self.training, self.inplace)
 
 
 _ASMoutput = collections.namedtuple("_ASMoutput", ["output", "loss"])

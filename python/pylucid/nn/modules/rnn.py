@@ -227,7 +227,7 @@ class RNN(RNNBase):
         if nonlinearity not in ("tanh", "relu"):
             raise _C.ShapeMismatch(f"RNN: unknown nonlinearity '{nonlinearity}', select from 'tanh' or 'relu'")
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", *rest, **kwargs)
-        self.nonlinearity = nonlinearity  # (PyTorch's repr leaves it out, and so does ours)
+        self.nonlinearity = nonlinearity
 
 
 class LSTM(RNNBase):

@@ -27,7 +27,9 @@ class Embedding(Module):
         super().__init__()
         for name, v in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                raise _C.LucidError(f"Embedding: {name} must be a non-negative int, got {v!r}")
+                # A float size is the TypeError PyTorch raises; a negative one its RuntimeError.
+                exc = _C.LucidError if isinstance(v, int) and not isinstance(v, bool) else _C.DtypeMismatch
+                raise exc(f"Embedding: {name} must be a non-negative int, got {v!r}")
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise _C.IndexOutOfRange(f"Embedding: padding_idx {padding_idx} must be within "

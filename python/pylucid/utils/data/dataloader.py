@@ -8,6 +8,7 @@ batch.
 (see :mod:`pylucid.utils.data._workers`): batch ``k`` is fetched and collated as worker
 ``k % num_workers`` with that worker's seeds, ``get_worker_info()`` and copy of the dataset."""
 from ... import _C
+from ..._errors import InvalidValue
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from . import _random, _workers
@@ -89,7 +90,7 @@ class DataLoader:
                                 "exclusive with drop_last")
         if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool)
                                        or batch_size <= 0):
-            raise _C.LucidError(f"DataLoader: batch_size should be a positive integer value, but got "
+            raise InvalidValue(f"DataLoader: batch_size should be a positive integer value, but got "
                                 f"batch_size={batch_size}")
         if sampler is None and not self._iterable:
             sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)

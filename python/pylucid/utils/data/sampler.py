@@ -3,6 +3,7 @@ batches (``torch.utils.data``'s ``SequentialSampler``, ``RandomSampler``,
 ``SubsetRandomSampler``, ``WeightedRandomSampler``, ``BatchSampler``). Random ones draw from
 pylucid's generator (``pylucid.manual_seed``) or from ``generator=``."""
 from ... import _C
+from ..._errors import InvalidValue
 from . import _random
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
@@ -119,7 +120,7 @@ class BatchSampler(Sampler):
 
     def __init__(self, sampler, batch_size, drop_last):
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
-            raise _C.LucidError(f"BatchSampler: batch_size should be a positive integer value, but got "
+            raise InvalidValue(f"BatchSampler: batch_size should be a positive integer value, but got "
                                 f"batch_size={batch_size}")
         if not isinstance(drop_last, bool):
             raise _C.DtypeMismatch(f"BatchSampler: drop_last should be a boolean value, but got drop_last={drop_last}")
