@@ -47,6 +47,8 @@ struct Rows {
   Shape moved;  // shape with dim last
   int64_t rows = 1, n = 1;
 };
+// float16 and bfloat16 rows are sorted as float32 (exact both ways: the same order, the same
+// ties), so the sort and top-k kernels are not compiled for them.
 Rows rows_of(const TensorImplPtr& x, int64_t d) {
   Rows r;
   if (x->ndim() == 0) {
@@ -97,16 +99,17 @@ std::pair<TensorImplPtr, TensorImplPtr> sort_impl(const TensorImplPtr& x, int64_
   if (x->ndim() == 1 && x->dtype == DType::Int64 && !descending && x->shape[0] >= 32768) stable = true;
   if (x->ndim() && x->strides[size_t(d)] == 0) stable = true;
   Rows r = rows_of(x, d);
-  auto vals = want_values ? empty(r.c->shape, x->dtype) : nullptr;
+  if (is_half(x->dtype)) r.c = cast_raw(r.c, DType::Float32);  // see rows_of
+  auto vals = want_values ? empty(r.c->shape, r.c->dtype) : nullptr;
   auto idx = empty(r.c->shape, DType::Int64);
   if (r.c->numel() > 0) {
-    LUCID_DISPATCH(x->dtype, op, [&] {
+    LUCID_DISPATCH_NO_HALF(r.c->dtype, op, [&] {
       using T = scalar_t;
       kernels::sort_rows<T, acc_t<T>>(r.c->data<T>(), vals ? vals->data<T>() : nullptr, idx->data<int64_t>(), r.rows,
                                       r.n, descending, stable);
     });
   }
-  return {vals ? from_rows(vals, d, x->ndim()) : nullptr, from_rows(idx, d, x->ndim())};
+  return {vals ? cast_raw(from_rows(vals, d, x->ndim()), x->dtype) : nullptr, from_rows(idx, d, x->ndim())};
 }
 
 }  // namespace
@@ -131,14 +134,15 @@ std::pair<TensorImplPtr, TensorImplPtr> topk(const TensorImplPtr& x, int64_t k, 
   Rows r = rows_of(x, d);
   Shape out_shape = r.moved;
   if (!out_shape.empty()) out_shape.back() = k;
-  auto vals = empty(out_shape, x->dtype), idx = empty(out_shape, DType::Int64);
+  if (is_half(x->dtype)) r.c = cast_raw(r.c, DType::Float32);  // see rows_of
+  auto vals = empty(out_shape, r.c->dtype), idx = empty(out_shape, DType::Int64);
   if (vals->numel() > 0) {
-    LUCID_DISPATCH(x->dtype, "topk", [&] {
+    LUCID_DISPATCH_NO_HALF(r.c->dtype, "topk", [&] {
       using T = scalar_t;
       kernels::topk_rows<T, acc_t<T>>(r.c->data<T>(), vals->data<T>(), idx->data<int64_t>(), r.rows, r.n, k, largest, sorted);
     });
   }
-  auto v = from_rows(vals, d, x->ndim()), i = from_rows(idx, d, x->ndim());
+  auto v = cast_raw(from_rows(vals, d, x->ndim()), x->dtype), i = from_rows(idx, d, x->ndim());
   record<true>(x, v, i, d);
   return {v, i};
 }
