@@ -186,16 +186,20 @@ std::pair<TensorImplPtr, TensorImplPtr> per_row(const TensorImplPtr& x, int64_t 
   const int64_t n = x->ndim() ? x->shape[size_t(d)] : 1;
   LUCID_CHECK_INDEX(n > 0, op, "(): Expected reduction dim ", d, " to have non-zero size.");
   auto rows = contiguous(x->ndim() ? movedim(x, {d}, {x->ndim() - 1}) : reshape(x, {1}));
+  // float16 and bfloat16 select as float32 (exact both ways: the same order and ties), so the
+  // kernels are not compiled for them
+  if (is_half(x->dtype)) rows = cast_raw(rows, DType::Float32);
   Shape out_shape = x->shape;
   if (!out_shape.empty()) out_shape.erase(out_shape.begin() + d);
-  auto vals = empty(out_shape, x->dtype), idx = empty(out_shape, DType::Int64);
+  auto vals = empty(out_shape, rows->dtype), idx = empty(out_shape, DType::Int64);
   const int64_t r = vals->numel();
   if (r > 0) {
-    LUCID_DISPATCH(x->dtype, op, [&] {
+    LUCID_DISPATCH_NO_HALF(rows->dtype, op, [&] {
       using T = scalar_t;
       kernel.template operator()<T, acc_t<T>>(rows->data<T>(), vals->data<T>(), idx->data<int64_t>(), r, n);
     });
   }
+  vals = cast_raw(vals, x->dtype);
   if (keepdim && x->ndim()) vals = unsqueeze(vals, d), idx = unsqueeze(idx, d);
   return {vals, idx};
 }
