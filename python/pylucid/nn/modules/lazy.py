@@ -87,93 +87,83 @@ class LazyLinear(_LazyMixin, Linear):
 
 
 class _LazyConv(_LazyMixin):
-    _eager_cls: Any
     _dims: int
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
-        args = dict(out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=padding,
-                    dilation=dilation, groups=groups, bias=bias, padding_mode=padding_mode, device=device, dtype=dtype)
+        self._lazy_init(dict(out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=padding,
+                             dilation=dilation, groups=groups, bias=bias, padding_mode=padding_mode, device=device,
+                             dtype=dtype))
+
+    def _lazy_init(self, args):
+        # the eager layer with in_channels = groups (the smallest valid), its random draws discarded
         with fork_rng():
-            self._eager_cls.__init__(self, groups, **args)
+            self.cls_to_become.__init__(self, args["groups"], **args)
         self._lazy_args = args
         self.in_channels = 0
-        self._make_lazy(dtype)
+        self._make_lazy(args["dtype"])
 
     def _eager(self, x):
         batched = x.dim() == self._dims + 2
         if x.dim() not in (self._dims + 1, self._dims + 2):
             raise _C.ShapeMismatch(f"{type(self).__name__}: expected a {self._dims + 1}-D or {self._dims + 2}-D input, "
                                    f"got {x.dim()}-D")
-        return self._eager_cls(x.shape[1 if batched else 0], **self._lazy_args)
+        return self.cls_to_become(x.shape[1 if batched else 0], **self._lazy_args)
 
 
 class LazyConv1d(_LazyConv, Conv1d):
     """``Conv1d`` with ``in_channels`` inferred from the first input."""
 
     cls_to_become = Conv1d
-    _eager_cls = Conv1d
 
 
 class LazyConv2d(_LazyConv, Conv2d):
     """``Conv2d`` with ``in_channels`` inferred from the first input."""
 
     cls_to_become = Conv2d
-    _eager_cls = Conv2d
 
 
 class LazyConv3d(_LazyConv, Conv3d):
     """``Conv3d`` with ``in_channels`` inferred from the first input."""
 
     cls_to_become = Conv3d
-    _eager_cls = Conv3d
 
 
 class _LazyConvTranspose(_LazyConv):
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
                  dilation=1, padding_mode="zeros", device=None, dtype=None):
-        args = {"out_channels": out_channels, "kernel_size": kernel_size, "stride": stride, "padding": padding,
-                "output_padding": output_padding, "groups": groups, "bias": bias, "dilation": dilation,
-                "padding_mode": padding_mode, "device": device, "dtype": dtype}
-        with fork_rng():
-            self._eager_cls.__init__(self, groups, **args)
-        self._lazy_args = args
-        self.in_channels = 0
-        self._make_lazy(dtype)
+        self._lazy_init({"out_channels": out_channels, "kernel_size": kernel_size, "stride": stride,
+                         "padding": padding, "output_padding": output_padding, "groups": groups, "bias": bias,
+                         "dilation": dilation, "padding_mode": padding_mode, "device": device, "dtype": dtype})
 
 
 class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
     """``ConvTranspose1d`` with ``in_channels`` inferred from the first input."""
 
     cls_to_become = ConvTranspose1d
-    _eager_cls = ConvTranspose1d
 
 
 class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
     """``ConvTranspose2d`` with ``in_channels`` inferred from the first input."""
 
     cls_to_become = ConvTranspose2d
-    _eager_cls = ConvTranspose2d
 
 
 class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
     """``ConvTranspose3d`` with ``in_channels`` inferred from the first input."""
 
     cls_to_become = ConvTranspose3d
-    _eager_cls = ConvTranspose3d
 
 
 class _LazyBatchNorm(_LazyMixin):
     """Batch norm with ``num_features`` read from dim 1 of the first input: ones/zeros for the
     affine parameters and fresh running statistics, as the eager layer starts (no random draws)."""
 
-    _eager_cls: Any
-
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
                  bias=True):
         args = {"eps": eps, "momentum": momentum, "affine": affine, "track_running_stats": track_running_stats,
                 "device": device, "dtype": dtype, "bias": bias}
-        self._eager_cls.__init__(self, 1, **args)
+        self.cls_to_become.__init__(self, 1, **args)
         self._lazy_args = args
         self.num_features = 0
         self._make_lazy(dtype)
@@ -182,25 +172,22 @@ class _LazyBatchNorm(_LazyMixin):
         if x.dim() < 2:
             raise _C.ShapeMismatch(f"{type(self).__name__}: expected an input with a channel dim (N, C, ...), got "
                                    f"{x.dim()}-D")
-        return self._eager_cls(x.shape[1], **self._lazy_args)
+        return self.cls_to_become(x.shape[1], **self._lazy_args)
 
 
 class LazyBatchNorm1d(_LazyBatchNorm, BatchNorm1d):
     """``BatchNorm1d`` with ``num_features`` inferred from the first input."""
 
     cls_to_become = BatchNorm1d
-    _eager_cls = BatchNorm1d
 
 
 class LazyBatchNorm2d(_LazyBatchNorm, BatchNorm2d):
     """``BatchNorm2d`` with ``num_features`` inferred from the first input."""
 
     cls_to_become = BatchNorm2d
-    _eager_cls = BatchNorm2d
 
 
 class LazyBatchNorm3d(_LazyBatchNorm, BatchNorm3d):
     """``BatchNorm3d`` with ``num_features`` inferred from the first input."""
 
     cls_to_become = BatchNorm3d
-    _eager_cls = BatchNorm3d
