@@ -37,6 +37,14 @@ def _seconds(op, tensors, other):
     return [other] * len(tensors)
 
 
+def _named(op, out_of_place, in_place, out_doc, in_doc):
+    """Names and documents a ``_foreach_<op>`` / ``_foreach_<op>_`` pair."""
+    out_of_place.__name__ = out_of_place.__qualname__ = f"_foreach_{op}"
+    in_place.__name__ = in_place.__qualname__ = f"_foreach_{op}_"
+    out_of_place.__doc__, in_place.__doc__ = out_doc, in_doc
+    return out_of_place, in_place
+
+
 def _binary(op):
     inplace_method = {"maximum": None, "minimum": None}.get(op, op + "_")
 
@@ -60,11 +68,9 @@ def _binary(op):
             call(t, o, kwargs, True)
         return self
 
-    out_of_place.__name__ = out_of_place.__qualname__ = f"_foreach_{op}"
-    in_place.__name__ = in_place.__qualname__ = f"_foreach_{op}_"
-    out_of_place.__doc__ = f"``tuple(t.{op}(o) for t, o in ...)`` over a list (``o``: a number, list or tensor)."
-    in_place.__doc__ = f"``t.{op}_(o)`` for every tensor of the list; returns the list."
-    return out_of_place, in_place
+    return _named(op, out_of_place, in_place,
+                  f"``tuple(t.{op}(o) for t, o in ...)`` over a list (``o``: a number, list or tensor).",
+                  f"``t.{op}_(o)`` for every tensor of the list; returns the list.")
 
 
 def _unary(op):
@@ -76,11 +82,8 @@ def _unary(op):
             getattr(t, op + "_")()
         return self
 
-    out_of_place.__name__ = out_of_place.__qualname__ = f"_foreach_{op}"
-    in_place.__name__ = in_place.__qualname__ = f"_foreach_{op}_"
-    out_of_place.__doc__ = f"``tuple(t.{op}() for t in tensors)``."
-    in_place.__doc__ = f"``t.{op}_()`` for every tensor of the list; returns the list."
-    return out_of_place, in_place
+    return _named(op, out_of_place, in_place, f"``tuple(t.{op}() for t in tensors)``.",
+                  f"``t.{op}_()`` for every tensor of the list; returns the list.")
 
 
 def _foreach_lerp(self, tensors1, weight):
@@ -115,11 +118,9 @@ def _pointwise(op):
             getattr(t, op + "_")(a, b, value=v)
         return self
 
-    out_of_place.__name__ = out_of_place.__qualname__ = f"_foreach_{op}"
-    in_place.__name__ = in_place.__qualname__ = f"_foreach_{op}_"
-    out_of_place.__doc__ = f"``tuple(t.{op}(a, b, value=v) ...)`` over lists (``value``: a number or one per tensor)."
-    in_place.__doc__ = f"``t.{op}_(a, b, value=v)`` for every tensor of the list; returns the list."
-    return out_of_place, in_place
+    return _named(op, out_of_place, in_place,
+                  f"``tuple(t.{op}(a, b, value=v) ...)`` over lists (``value``: a number or one per tensor).",
+                  f"``t.{op}_(a, b, value=v)`` for every tensor of the list; returns the list.")
 
 
 def _foreach_norm(self, ord=2, dtype=None):  # noqa: A002
