@@ -26,7 +26,7 @@ _LAZY_BUFFERS = ("running_mean", "running_var")
 class _LazyMixin(Module):
     """Placeholders now, the eager layer's parameters on the first forward."""
 
-    cls_to_become: type
+    cls_to_become: Any  # the eager class (Linear, Conv2d, ...) the module turns into
     weight: Any
 
     def _eager(self, x) -> Any:
