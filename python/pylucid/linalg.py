@@ -129,11 +129,13 @@ def _fns():
         def backward(ctx, g):
             (A,) = ctx.saved_tensors
             # d det(A) / dA = det(A) * A^-T (the adjugate transposed) where A is invertible; where
-            # it is not, PyTorch's gradient is det(A) (= 0) times a finite matrix: zeros, not an error.
-            a = _np_of(A)
-            if _np.all(_np.linalg.matrix_rank(a) == a.shape[-1]):
-                return (g * det(A)).unsqueeze(-1).unsqueeze(-1) * _mT(inv(A))
-            return (g * det(A)).unsqueeze(-1).unsqueeze(-1) * _from_np(_np.linalg.pinv(a).swapaxes(-1, -2), A)
+            # it is not, PyTorch's gradient is det(A) (= 0) times a finite matrix: zeros, not an error
+            # (pinv is inv for the invertible matrices of such a batch).
+            try:
+                a_inv_t = _mT(inv(A))
+            except LinAlgError:
+                a_inv_t = _from_np(_np.linalg.pinv(_np_of(A)).swapaxes(-1, -2), A)
+            return (g * det(A)).unsqueeze(-1).unsqueeze(-1) * a_inv_t
 
     class LogAbsDet(Function):
         @staticmethod
