@@ -47,18 +47,19 @@ struct Rows {
   Shape moved;  // shape with dim last
   int64_t rows = 1, n = 1;
 };
-// float16 and bfloat16 rows are sorted as float32 (exact both ways: the same order, the same
-// ties), so the sort and top-k kernels are not compiled for them.
+// x with dim d moved last, dense. float16 and bfloat16 rows come back as float32 (exact both ways:
+// the same order, the same ties), so the sort and top-k kernels are not compiled for them.
 Rows rows_of(const TensorImplPtr& x, int64_t d) {
+  auto dense = [&](const TensorImplPtr& t) { return is_half(x->dtype) ? cast_raw(t, DType::Float32) : contiguous_raw(t); };
   Rows r;
   if (x->ndim() == 0) {
-    r.c = contiguous_raw(x);
+    r.c = dense(x);
     return r;
   }
   Shape sh = x->shape, st = x->strides;
   std::rotate(sh.begin() + d, sh.begin() + d + 1, sh.end());
   std::rotate(st.begin() + d, st.begin() + d + 1, st.end());
-  r.c = contiguous_raw(make_view(x, sh, st, x->offset));
+  r.c = dense(make_view(x, sh, st, x->offset));
   r.moved = sh;
   r.n = sh.back();
   r.rows = r.n ? r.c->numel() / r.n : 0;
@@ -99,7 +100,6 @@ std::pair<TensorImplPtr, TensorImplPtr> sort_impl(const TensorImplPtr& x, int64_
   if (x->ndim() == 1 && x->dtype == DType::Int64 && !descending && x->shape[0] >= 32768) stable = true;
   if (x->ndim() && x->strides[size_t(d)] == 0) stable = true;
   Rows r = rows_of(x, d);
-  if (is_half(x->dtype)) r.c = cast_raw(r.c, DType::Float32);  // see rows_of
   auto vals = want_values ? empty(r.c->shape, r.c->dtype) : nullptr;
   auto idx = empty(r.c->shape, DType::Int64);
   if (r.c->numel() > 0) {
@@ -134,7 +134,6 @@ std::pair<TensorImplPtr, TensorImplPtr> topk(const TensorImplPtr& x, int64_t k, 
   Rows r = rows_of(x, d);
   Shape out_shape = r.moved;
   if (!out_shape.empty()) out_shape.back() = k;
-  if (is_half(x->dtype)) r.c = cast_raw(r.c, DType::Float32);  // see rows_of
   auto vals = empty(out_shape, r.c->dtype), idx = empty(out_shape, DType::Int64);
   if (vals->numel() > 0) {
     LUCID_DISPATCH_NO_HALF(r.c->dtype, "topk", [&] {
