@@ -185,10 +185,10 @@ std::pair<TensorImplPtr, TensorImplPtr> per_row(const TensorImplPtr& x, int64_t 
   NoGradGuard no_grad;
   const int64_t n = x->ndim() ? x->shape[size_t(d)] : 1;
   LUCID_CHECK_INDEX(n > 0, op, "(): Expected reduction dim ", d, " to have non-zero size.");
-  auto rows = contiguous(x->ndim() ? movedim(x, {d}, {x->ndim() - 1}) : reshape(x, {1}));
+  auto moved = x->ndim() ? movedim(x, {d}, {x->ndim() - 1}) : reshape(x, {1});
   // float16 and bfloat16 select as float32 (exact both ways: the same order and ties), so the
-  // kernels are not compiled for them
-  if (is_half(x->dtype)) rows = cast_raw(rows, DType::Float32);
+  // kernels are not compiled for them; the cast is the dense copy
+  auto rows = is_half(x->dtype) ? cast_raw(moved, DType::Float32) : contiguous(moved);
   Shape out_shape = x->shape;
   if (!out_shape.empty()) out_shape.erase(out_shape.begin() + d);
   auto vals = empty(out_shape, rows->dtype), idx = empty(out_shape, DType::Int64);
