@@ -137,7 +137,7 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
           if (auto it = leaf_slot.find(acc->variable.get()); it != leaf_slot.end())
             add_result(it->second, apply_tensor_hooks(*acc->variable, as_leaf_shape(g, acc->variable)));
         } else {
-          acc->run(g);
+          acc->run_owned(std::move(g));
         }
       } else {
         outs = n->run(g);

@@ -97,12 +97,32 @@ std::vector<TensorImplPtr> AccumulateGrad::run(const TensorImplPtr& grad_out) {
   return {};
 }
 
-void accumulate_grad(TensorImpl& t, const TensorImplPtr& g) {
+void AccumulateGrad::run_owned(TensorImplPtr grad_out) {
+  auto g = as_leaf_shape(grad_out, variable);
+  grad_out.reset();
+  accumulate_grad(*variable, apply_tensor_hooks(*variable, std::move(g)), true);
+}
+
+namespace {
+// May `g` (held once, by the caller) become t.grad as is? Only a whole, dense, unshared buffer:
+// nobody else can see it, and it has the shape, dtype and layout a fresh copy would have.
+bool can_steal(const TensorImpl& t, const TensorImplPtr& g) {
+  return g.use_count() == 1 && g->storage.use_count() == 1 && g->storage->data.use_count() == 1 &&
+         !g->grad_fn && !g->requires_grad && g->dtype == t.dtype && g->offset == 0 && g->shape == t.shape &&
+         g->storage->nbytes == size_t(g->numel()) * itemsize(g->dtype) && g->is_contiguous();
+}
+}  // namespace
+
+void accumulate_grad(TensorImpl& t, const TensorImplPtr& g, bool owned) {
   if (GradMode::is_enabled()) {  // create_graph: keep the gradient's graph, never write in place
     t.grad = t.grad ? add(t.grad, g) : (g->requires_grad ? clone(g) : cast_raw(clone(g), t.dtype));
     return;
   }
   if (!t.grad) {
+    if (owned && can_steal(t, g)) {
+      t.grad = g;
+      return;
+    }
     auto fresh = empty(t.shape, t.dtype);
     copy_into(fresh, g);
     t.grad = fresh;

@@ -89,14 +89,18 @@ struct AccumulateGrad final : Node {
   ~AccumulateGrad() override { defer_release(variable); }
   const char* name() const override { return "AccumulateGrad"; }
   std::vector<TensorImplPtr> run(const TensorImplPtr& grad_out) override;
+  // The engine's entry: `grad_out` is handed over, so a first gradient that nothing else holds
+  // becomes variable->grad without a copy (PyTorch's AccumulateGrad steals it the same way).
+  void run_owned(TensorImplPtr grad_out);
   void release_saved() override {}
 };
 
 // t.grad += g, where g has t's shape: the first gradient is copied into a fresh buffer (g may be
-// shared with other leaves or with the caller), later ones are added in place. Used by leaves
+// shared with other leaves or with the caller) unless `owned` says the caller handed over the only
+// reference to a dense buffer of t's dtype, which is then kept as is; later ones are added in place. Used by leaves
 // (AccumulateGrad) and by non-leaf tensors that retain_grad(). Under grad mode (create_graph)
 // the sum is recorded out of place instead, so .grad keeps its graph.
-void accumulate_grad(TensorImpl& t, const TensorImplPtr& g);
+void accumulate_grad(TensorImpl& t, const TensorImplPtr& g, bool owned = false);
 
 // A leaf's gradient g (same numel) in the leaf's shape, as a view when possible.
 TensorImplPtr as_leaf_shape(const TensorImplPtr& g, const TensorImplPtr& leaf);
