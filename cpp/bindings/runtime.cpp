@@ -3,6 +3,7 @@
 #include "bindings/common.h"
 #include "core/allocator.h"
 #include "core/threads.h"
+#include "kernels/cpu/cpu_features.h"
 
 namespace lucid::bindings {
 
@@ -21,6 +22,16 @@ LUCID_BINDING(runtime, 40) {
       "Sets the number of threads pylucid's kernels and its matrix products use (PyTorch's "
       "torch.set_num_threads). The default is the number of cores this process may use.");
   m.def("get_num_threads", &num_threads, "The number of threads pylucid's kernels and matrix products use.");
+  m.def(
+      "_cpu_capability",
+      []() {
+        switch (kernels::cpu_level()) {
+          case kernels::CpuLevel::V4: return "AVX512";
+          case kernels::CpuLevel::V3: return "AVX2";
+          default: return "DEFAULT";
+        }
+      },
+      "The widest instruction set pylucid's kernels use on this CPU: AVX512, AVX2 or DEFAULT.");
   m.def(
       "memory_stats",
       []() {

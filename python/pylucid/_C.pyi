@@ -3267,6 +3267,10 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: typing.Any
     ...
 def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: typing.Any, padding: typing.Any, output_padding: typing.Any, groups: typing.Any, dilation: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> Tensor:
     ...
+def _cpu_capability() -> str:
+    """
+    The widest instruction set pylucid's kernels use on this CPU: AVX512, AVX2 or DEFAULT.
+    """
 def _cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: typing.SupportsInt | typing.SupportsIndex, reduction: str, label_smoothing: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
 def _dropout(input: Tensor, p: typing.SupportsFloat | typing.SupportsIndex, training: builtins.bool) -> Tensor:

@@ -7,6 +7,7 @@
 
 #include <omp.h>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/ranges.h"
 
@@ -14,58 +15,105 @@ namespace lucid::kernels {
 
 namespace {
 
+#if LUCID_X86_DISPATCH
+// The vector copies of the optimizer steps. Only the fmas the bodies write are fused
+// (fp-contract=off): GCC would otherwise fuse, for one, AdamW's decayed p with the step, which
+// PyTorch rounds apart.
+template <class Body, class... Args>
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"), optimize("fp-contract=off"))) void
+fp_exact_avx512(Args... a) {
+  Body::run(a...);
+}
+template <class Body, class... Args>
+__attribute__((target("avx2,fma"), optimize("fp-contract=off"))) void fp_exact_avx2_fma(Args... a) {
+  Body::run(a...);
+}
+#endif
+
 // Memory accesses are unconditional so the loops vectorize: options are factors or selects of
 // computed values; the flags that decide whether a tensor is written (momentum, amsgrad), and
 // the choice of lerp formula, are template parameters.
-template <bool kMomentum, class T>
-void sgd_loop(int64_t n, T* param_, const T* grad_, T* buf_, bool init_buf, const SgdStep& s) {
-  using A = acc_t<T>;
-  const A wd = A(s.weight_decay), mom = A(s.momentum), one_minus_damp = A(1.0 - s.dampening),
-          neg_lr = A(-s.lr), sign = s.maximize ? A(-1) : A(1);
-  const bool nesterov = s.nesterov;
-  parallel_ranges(n, [=](int64_t lo, int64_t hi) {
-    T* __restrict param = param_;
-    const T* __restrict grad = grad_;
-    T* __restrict buf = buf_;
+
+// One SGD update of elements [lo, hi). With kFma (the AVX2+FMA and AVX-512 copies), every
+// `x.add(y, alpha=a)` of PyTorch's step is fma(y, a, x), as its CPU add kernel computes it; the
+// baseline copy rounds the product first.
+template <bool kMomentum, bool kFma, class T>
+struct SgdRange {
+  static LUCID_ALWAYS_INLINE acc_t<T> axpy(acc_t<T> y, acc_t<T> a, acc_t<T> x) {
+    if constexpr (kFma) return std::fma(y, a, x);
+    else return x + a * y;
+  }
+  static LUCID_ALWAYS_INLINE void run(int64_t lo, int64_t hi, T* __restrict param, const T* __restrict grad,
+                                      T* __restrict buf, bool init_buf, const SgdStep* st) {
+    using A = acc_t<T>;
+    const SgdStep& s = *st;
+    const A wd = A(s.weight_decay), mom = A(s.momentum), one_minus_damp = A(1.0 - s.dampening),
+            neg_lr = A(-s.lr), sign = s.maximize ? A(-1) : A(1);
+    const bool nesterov = s.nesterov;
     for (int64_t i = lo; i < hi; ++i) {
       A p = A(param[i]);
-      A g = A(grad[i]) * sign + wd * p;  // NOTE: wd * p with wd == 0 only matters for a non-finite p
+      A g = axpy(p, wd, A(grad[i]) * sign);  // NOTE: wd * p with wd == 0 only matters for a non-finite p
       if constexpr (kMomentum) {
         A b = A(buf[i]);  // a new buffer is zero-filled by the op, so this read is defined
-        buf[i] = T(init_buf ? g : b * mom + one_minus_damp * g);
+        buf[i] = T(init_buf ? g : axpy(g, one_minus_damp, b * mom));
         b = A(buf[i]);
-        g = nesterov ? g + mom * b : b;
+        g = nesterov ? axpy(b, mom, g) : b;
       }
-      param[i] = T(p + neg_lr * g);
+      param[i] = T(axpy(g, neg_lr, p));
     }
+  }
+};
+
+template <bool kMomentum, class T>
+void sgd_loop(int64_t n, T* param, const T* grad, T* buf, bool init_buf, const SgdStep& s) {
+  const SgdStep* st = &s;
+  parallel_ranges(n, [=](int64_t lo, int64_t hi) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+#if LUCID_X86_DISPATCH
+      if (cpu_has(Isa::Avx512))
+        return fp_exact_avx512<SgdRange<kMomentum, true, T>>(lo, hi, param, grad, buf, init_buf, st);
+      if (cpu_has(Isa::Avx2Fma))
+        return fp_exact_avx2_fma<SgdRange<kMomentum, true, T>>(lo, hi, param, grad, buf, init_buf, st);
+#endif
+    }
+    SgdRange<kMomentum, false, T>::run(lo, hi, param, grad, buf, init_buf, st);
   });
 }
 
-template <bool kAmsgrad, bool kSmallWeight, class T>
-void adam_loop(int64_t n, T* param_, const T* grad_, T* exp_avg_, T* exp_avg_sq_, T* max_sq_, const AdamStep& s) {
-  using A = acc_t<T>;
-  const bool decoupled = s.decoupled_weight_decay;
-  // Options as factors (exact: x * 1 == x, x * -1 == -x).
-  const A sign = s.maximize ? A(-1) : A(1);
-  const A l2_wd = decoupled ? A(0) : A(s.weight_decay);
-  const A decay = decoupled ? A(1.0 - s.lr * s.weight_decay) : A(1);
-  const A w1 = A(1.0 - s.beta1), one_minus_w1 = A(1) - w1, b2 = A(s.beta2), w2 = A(1.0 - s.beta2);
-  const A bc2 = A(s.bc2_sqrt), eps = A(s.eps), neg_step = A(-s.step_size);
-  parallel_ranges(n, [=](int64_t lo, int64_t hi) {
-    T* __restrict param = param_;
-    const T* __restrict grad = grad_;
-    T* __restrict exp_avg = exp_avg_;
-    T* __restrict exp_avg_sq = exp_avg_sq_;
-    T* __restrict max_sq = max_sq_;
+// One Adam update of elements [lo, hi). With kFma (the AVX2+FMA and AVX-512 copies) the three
+// updates PyTorch's CPU kernels compute with a fused multiply-add use one too: the L2 term
+// fma(wd, p, g), exp_avg's lerp (fma(w, g - m, m), or fma(w - 1, g - m, g) for w >= 0.5) and
+// exp_avg_sq's fma((1 - beta2) * g, g, beta2 * v); the baseline copy rounds each product. What
+// still differs from PyTorch in the last bit is its sqrt (MKL's, not correctly rounded).
+template <bool kAmsgrad, bool kSmallWeight, bool kFma, class T>
+struct AdamRange {
+  static LUCID_ALWAYS_INLINE void run(int64_t lo, int64_t hi, T* __restrict param, const T* __restrict grad,
+                                      T* __restrict exp_avg, T* __restrict exp_avg_sq, T* __restrict max_sq,
+                                      const AdamStep* st) {
+    using A = acc_t<T>;
+    const AdamStep& s = *st;
+    const bool decoupled = s.decoupled_weight_decay;
+    // Options as factors (exact: x * 1 == x, x * -1 == -x).
+    const A sign = s.maximize ? A(-1) : A(1);
+    const A l2_wd = decoupled ? A(0) : A(s.weight_decay);
+    const A decay = decoupled ? A(1.0 - s.lr * s.weight_decay) : A(1);
+    const A w1 = A(1.0 - s.beta1), one_minus_w1 = A(1) - w1, b2 = A(s.beta2), w2 = A(1.0 - s.beta2);
+    const A bc2 = A(s.bc2_sqrt), eps = A(s.eps), neg_step = A(-s.step_size);
     for (int64_t i = lo; i < hi; ++i) {
       A p = A(param[i]);
-      A g = A(grad[i]) * sign + l2_wd * p;  // NOTE: 0 * p only matters for a non-finite p
+      // NOTE: 0 * p only matters for a non-finite p
+      A g = kFma ? std::fma(l2_wd, p, A(grad[i]) * sign) : A(grad[i]) * sign + l2_wd * p;
       p = p * decay;
       A m0 = A(exp_avg[i]);
       A d = g - m0;
       // PyTorch's lerp: the formula depends on whether the weight is below 0.5
-      exp_avg[i] = T(kSmallWeight ? m0 + w1 * d : g - d * one_minus_w1);
-      exp_avg_sq[i] = T(A(exp_avg_sq[i]) * b2 + w2 * g * g);
+      if constexpr (kFma) {
+        exp_avg[i] = T(kSmallWeight ? std::fma(w1, d, m0) : std::fma(-one_minus_w1, d, g));
+        exp_avg_sq[i] = T(std::fma(w2 * g, g, A(exp_avg_sq[i]) * b2));
+      } else {
+        exp_avg[i] = T(kSmallWeight ? m0 + w1 * d : g - d * one_minus_w1);
+        exp_avg_sq[i] = T(A(exp_avg_sq[i]) * b2 + w2 * g * g);
+      }
       A m = A(exp_avg[i]), v = A(exp_avg_sq[i]);
       if constexpr (kAmsgrad) {
         // NOTE: std::max(a, b) would drop a NaN in b; PyTorch's maximum propagates either NaN.
@@ -75,6 +123,25 @@ void adam_loop(int64_t n, T* param_, const T* grad_, T* exp_avg_, T* exp_avg_sq_
       A denom = std::sqrt(v) / bc2 + eps;
       param[i] = T(p + neg_step * m / denom);
     }
+  }
+};
+
+
+template <bool kAmsgrad, bool kSmallWeight, class T>
+void adam_loop(int64_t n, T* param, const T* grad, T* exp_avg, T* exp_avg_sq, T* max_sq, const AdamStep& s) {
+  const AdamStep* st = &s;
+  parallel_ranges(n, [=](int64_t lo, int64_t hi) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+#if LUCID_X86_DISPATCH
+      if (cpu_has(Isa::Avx512))
+        return fp_exact_avx512<AdamRange<kAmsgrad, kSmallWeight, true, T>>(lo, hi, param, grad, exp_avg,
+                                                                                   exp_avg_sq, max_sq, st);
+      if (cpu_has(Isa::Avx2Fma))
+        return fp_exact_avx2_fma<AdamRange<kAmsgrad, kSmallWeight, true, T>>(lo, hi, param, grad, exp_avg,
+                                                                                     exp_avg_sq, max_sq, st);
+#endif
+    }
+    AdamRange<kAmsgrad, kSmallWeight, false, T>::run(lo, hi, param, grad, exp_avg, exp_avg_sq, max_sq, st);
   });
 }
 

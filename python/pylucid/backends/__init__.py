@@ -2,8 +2,9 @@
 
 ``backends.mps.is_available()`` and ``backends.cuda.is_built()`` answer False; the cuDNN switches
 (``backends.cudnn.deterministic``, ``benchmark``) can be set and have no effect; ``openmp.is_available()``
-is True, ``mkl`` and ``mkldnn`` (oneDNN) answer False.
+is True, ``mkl`` and ``mkldnn`` (oneDNN) answer False; ``cpu.get_cpu_capability()`` names the
+vector instructions the kernels use.
 """
-from . import cuda, cudnn, mkl, mkldnn, mps, openmp  # noqa: F401
+from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp  # noqa: F401
 
-__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp"]
+__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp"]
