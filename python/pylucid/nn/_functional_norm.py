@@ -87,11 +87,18 @@ def rms_norm(input, normalized_shape, weight=None, eps=1e-6, partial_ratio=0.0) 
     return _C._rms_norm(input, _shape(normalized_shape), weight, eps, partial_ratio)
 
 
+_EPS = {}  # dtype -> finfo(dtype).eps, filled on first use (finfo costs microseconds per call)
+
+
 def _finfo_eps(input):
-    from .._compat_extra import _FLOATS, finfo
-    if not isinstance(input, Tensor) or input.dtype not in _FLOATS:
-        return 0.0  # the op itself reports the bad input
-    return finfo(input.dtype).eps
+    dtype = getattr(input, "dtype", None) if isinstance(input, Tensor) else None
+    eps = _EPS.get(dtype)
+    if eps is None:
+        from .._compat_extra import _FLOATS, finfo
+        if dtype not in _FLOATS:
+            return 0.0  # the op itself reports the bad input
+        eps = _EPS[dtype] = finfo(dtype).eps
+    return eps
 
 
 def group_rms_norm(input, channel_groups, weight=None, eps=1e-6) -> Tensor:
