@@ -201,3 +201,38 @@ def test_linspace_ends_exact():
     """Guards against the last point missing `end` (the fill runs from both ends)."""
     x = pylucid.linspace(-3.0, 7.0, 1001)
     assert x[0].item() == -3.0 and x[-1].item() == 7.0 and x.shape == (1001,)
+
+
+def test_node_classes_are_named_as_torch():
+    """Guards against type(y.grad_fn) being the bare Node class: graph-walking scripts (torchviz's
+    make_dot) label nodes with type(fn).__name__, and print(type(fn)) shows <class 'MulBackward0'>."""
+    x = pylucid.ones(2, 3, requires_grad=True)
+    y = (x * 2).exp().sum()
+    names = []
+    fn = y.grad_fn
+    while fn is not None:
+        names.append(type(fn).__name__)
+        assert isinstance(fn, pylucid.autograd.graph.Node)
+        fn = fn.next_functions[0][0] if fn.next_functions else None
+    assert names == ["SumBackward0", "ExpBackward0", "MulBackward0", "AccumulateGrad"]
+    assert str(type(y.grad_fn)) == "<class 'SumBackward0'>"
+    assert y.grad_fn is y.grad_fn and type(y.grad_fn).__name__ in repr(y.grad_fn)
+    assert type(x.max(1).values.grad_fn).__name__ == "MaxBackward0"  # its own class, kept
+    y.backward()  # a renamed node still runs and frees as before
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(2.0) * np.ones((2, 3)))
+
+
+def test_node_class_names_match_torch():
+    torch = pytest.importorskip("torch")
+
+    def walk(lib):
+        a = lib.ones(3, 4, requires_grad=True)
+        b = lib.ones(4, 2, requires_grad=True)
+        out = ((a @ b).relu() - 1).tanh().mean()
+        seen, fn = [], out.grad_fn
+        while fn is not None:
+            seen.append(type(fn).__name__)
+            fn = fn.next_functions[0][0] if fn.next_functions else None
+        return seen
+
+    assert walk(pylucid) == walk(torch)

@@ -102,6 +102,33 @@ LUCID_BINDING(autograd, 1) {
         return str("<", name, " object at ", addr, ">");
       });
 
+  // PyTorch gives each kind of node its own class (type(y.grad_fn).__name__ == 'MulBackward0').
+  // Here every node is one C++ type; the Python side gives a node object a subclass of Node named
+  // as PyTorch names it (pylucid._node_class). Such a subclass adds no state (__slots__ = ()), and
+  // takes Node's deallocator and GC slots, so that an instance may switch to it by __class__
+  // assignment.
+  m.def(
+      "_node_subclass",
+      [](const std::string& name) {
+        py::handle base = py::type::of<Node>();
+        py::handle meta = reinterpret_cast<PyObject*>(Py_TYPE(base.ptr()));
+        py::dict ns;
+        ns["__slots__"] = py::tuple();
+        ns["__module__"] = "builtins";  // printed as PyTorch's: <class 'MulBackward0'>
+        ns["__doc__"] = py::none();
+        py::object cls = meta(name, py::make_tuple(base), ns);
+        auto* t = reinterpret_cast<PyTypeObject*>(cls.ptr());
+        const auto* b = reinterpret_cast<const PyTypeObject*>(base.ptr());
+        t->tp_dealloc = b->tp_dealloc;
+        t->tp_free = b->tp_free;
+        t->tp_traverse = b->tp_traverse;
+        t->tp_clear = b->tp_clear;
+        t->tp_flags = (t->tp_flags & ~Py_TPFLAGS_HAVE_GC) | (b->tp_flags & Py_TPFLAGS_HAVE_GC);
+        PyType_Modified(t);
+        return cls;
+      },
+      py::arg("name"));
+
   // Bound here rather than with the rest of Tensor so that its signature names the Node class.
   py::class_<TensorImpl, TensorImplPtr>(m.attr("Tensor"))
       .def_property_readonly("grad_fn", [](const TensorImpl& t) { return t.grad_fn; },

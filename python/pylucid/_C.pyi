@@ -2403,7 +2403,8 @@ class Tensor:
     @property
     def grad_fn(self) -> Node | None:
         """
-        The backward node that produced this tensor; None for a leaf.
+        The backward node that produced this tensor; None for a leaf. Its class is named as
+            PyTorch's (``MulBackward0``), a subclass of ``autograd.graph.Node``.
         """
     @property
     def imag(self):
@@ -3352,6 +3353,8 @@ def _mse_loss(input: Tensor, target: Tensor, reduction: str) -> Tensor:
 def _nadam_(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor | None], exp_avgs: collections.abc.Sequence[Tensor | None], exp_avg_sqs: collections.abc.Sequence[Tensor | None], mu_products: collections.abc.Sequence[Tensor | None], steps: collections.abc.Sequence[Tensor | None], lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, momentum_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled_weight_decay: builtins.bool, maximize: builtins.bool) -> None:
     ...
 def _nll_loss(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: typing.SupportsInt | typing.SupportsIndex, reduction: str) -> Tensor:
+    ...
+def _node_subclass(name: str) -> typing.Any:
     ...
 def _normal_(arg0: Tensor, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.Any) -> Tensor:
     ...

@@ -507,13 +507,51 @@ Tensor.__str__ = _repr
 def _node_repr(self):
     """As PyTorch prints a grad_fn: ``<AddmmBackward0 object at 0x...>``, with PyTorch's node name."""
     from ._tensor_str import CUSTOM_NODE_NAMES, node_display_name
-    name = node_display_name(self)
+    name = type(self).__name__ if type(self).__name__ in _NODE_CLASSES else node_display_name(self)
     if name in CUSTOM_NODE_NAMES:
         name = "pylucid.autograd.function." + name
     return f"<{name} object at {id(self):#x}>"
 
 
 _C.Node.__repr__ = _node_repr
+
+# PyTorch's nodes are instances of one class per kind (type(y.grad_fn).__name__ == "MulBackward0").
+# A plain node object is given, when Python first sees it, a subclass of Node with the name its
+# repr shows; nodes with a class of their own (AccumulateGrad, MaxBackward0, ...) keep it.
+_NODE_CLASSES: dict = {}
+
+
+def _classed(node, out=None):
+    if node is not None and (type(node) is _C.Node or type(node).__name__ in _NODE_CLASSES):
+        from ._tensor_str import CUSTOM_NODE_NAMES, node_display_name
+        name = node_display_name(node, out)
+        cls = _NODE_CLASSES.get(name)
+        if cls is None:
+            cls = _NODE_CLASSES[name] = _C._node_subclass(name)
+            if name in CUSTOM_NODE_NAMES:
+                cls.__module__ = "pylucid.autograd.function"
+        if type(node) is not cls:
+            node.__class__ = cls
+    return node
+
+
+_grad_fn_of = Tensor.__dict__["grad_fn"].fget
+_next_functions_of = _C.Node.__dict__["next_functions"].fget
+
+
+def _grad_fn(self) -> _C.Node | None:
+    """The backward node that produced this tensor; None for a leaf. Its class is named as
+    PyTorch's (``MulBackward0``), a subclass of ``autograd.graph.Node``."""
+    return _classed(_grad_fn_of(self), self)
+
+
+def _next_functions(self) -> tuple:
+    return tuple((_classed(n), i) for n, i in _next_functions_of(self))
+
+
+_next_functions.__doc__ = _C.Node.__dict__["next_functions"].__doc__
+Tensor.grad_fn = property(_grad_fn)
+_C.Node.next_functions = property(_next_functions)
 Tensor.tolist = _tolist
 Tensor.__array__ = _array
 Tensor.__array_wrap__ = _array_wrap

@@ -87,7 +87,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=1e-6, partial_ratio=0.0) 
     return _C._rms_norm(input, _shape(normalized_shape), weight, eps, partial_ratio)
 
 
-_EPS = {}  # dtype -> finfo(dtype).eps, filled on first use (finfo costs microseconds per call)
+_EPS: dict = {}  # dtype -> finfo(dtype).eps, filled on first use (finfo costs microseconds per call)
 
 
 def _finfo_eps(input):
