@@ -97,7 +97,10 @@ TensorImplPtr apply_operand(const TensorImplPtr& a, py::handle b, F&& f, bool re
     LUCID_CHECK_DTYPE(!name, name, ": expected a Tensor or a number", what, ", got ", type_name(b));
     return nullptr;
   }
-  return maybe_nogil(std::max(a->numel(), o->numel()), [&] { return reflected ? f(o, a) : f(a, o); });
+  return maybe_nogil(std::max(a->numel(), o->numel()), [&] {
+    KeepLayout keep;  // NOTE [elementwise output layout]
+    return reflected ? f(o, a) : f(a, o);
+  });
 }
 
 template <class F>

@@ -10,7 +10,10 @@ namespace {
 using T = const TensorImplPtr&;
 template <class F>
 auto run(T x, F f) {
-  return maybe_nogil(x->numel(), f);
+  return maybe_nogil(x->numel(), [&] {
+    KeepLayout keep;  // NOTE [elementwise output layout]
+    return f();
+  });
 }
 }  // namespace
 

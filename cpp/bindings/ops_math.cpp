@@ -39,6 +39,7 @@ Bound bound_arg(py::handle h, const char* op, const char* which) {
 }
 
 TensorImplPtr clamp_py(T x, py::handle lo_h, py::handle hi_h, const char* op) {
+  KeepLayout keep;  // NOTE [elementwise output layout]
   Bound lo = bound_arg(lo_h, op, "min"), hi = bound_arg(hi_h, op, "max");
   if (lo.tensor || hi.tensor) {  // tensor bounds: max then min with broadcasting
     LUCID_CHECK(lo.tensor || lo_h.is_none(), op, ": min and max must both be Tensors or both numbers");
@@ -159,8 +160,12 @@ LUCID_BINDING(ops_math, 10) {
   // ---- the op table (ops/op_table.h): function and method under one name ----
   for (const auto& u : unary_ops()) {
     auto fn = u.fn;
-    m.def(u.name, [fn](T x) { return fn(x); }, py::arg("input"), u.doc);
-    def_method(u.name, [fn](T x) { return fn(x); }, u.doc);
+    auto keep_layout = [fn](T x) {
+      KeepLayout keep;  // NOTE [elementwise output layout]
+      return fn(x);
+    };
+    m.def(u.name, keep_layout, py::arg("input"), u.doc);
+    def_method(u.name, keep_layout, u.doc);
   }
   for (const auto& b : binary_ops()) {
     auto fn = b.fn;
@@ -176,13 +181,13 @@ LUCID_BINDING(ops_math, 10) {
   auto round_fn = [](T x, int64_t decimals) { return round(x, decimals); };
   m.def("round", round_fn, py::arg("input"), py::kw_only(), py::arg("decimals") = 0, round_doc);
   def_method("round", round_fn, py::kw_only(), py::arg("decimals") = 0, round_doc);
-  def_method("__neg__", [](T x) { return neg(x); });
-  def_method("__abs__", [](T x) { return abs(x); });
+  def_method("__neg__", [](T x) { KeepLayout keep; return neg(x); });
+  def_method("__abs__", [](T x) { KeepLayout keep; return abs(x); });
   const char* relu_doc = "relu in place (no autograd: refused on a tensor that requires grad).";
   def_method("relu_", [](T x) { return relu_(x); }, relu_doc);
   m.def("relu_", [](T x) { return relu_(x); }, py::arg("input"), relu_doc);
-  m.def("silu", [](T x) { return silu(x); }, py::arg("input"), "input * sigmoid(input), elementwise (floating inputs).");
-  m.def("gelu", [](T x, const std::string& a) { return gelu(x, a); }, py::arg("input"), py::kw_only(),
+  m.def("silu", [](T x) { KeepLayout keep; return silu(x); }, py::arg("input"), "input * sigmoid(input), elementwise (floating inputs).");
+  m.def("gelu", [](T x, const std::string& a) { KeepLayout keep; return gelu(x, a); }, py::arg("input"), py::kw_only(),
         py::arg("approximate") = "none",
         "GELU: 0.5 x (1 + erf(x / sqrt 2)), or with approximate='tanh' "
         "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Floating inputs only.");

@@ -165,7 +165,7 @@ TensorImplPtr masked_fill_value(const TensorImplPtr& t, py::handle v, const char
 
 TensorImplPtr to_py(const TensorImplPtr& t, const py::args& args, const py::kwargs& kw) {
   DType d = t->dtype;
-  bool copy = false;
+  bool copy = false, preserve = true;
   int bools = 0;
   auto device = [](py::handle h) {
     std::string s = py::str(h);
@@ -183,9 +183,12 @@ TensorImplPtr to_py(const TensorImplPtr& t, const py::args& args, const py::kwar
     if (key == "dtype") d = v.is_none() ? d : dtype_value(v, "to");
     else if (key == "device") { if (!v.is_none()) device(v); }
     else if (key == "copy") copy = bool_value(v, "to", "copy");
-    else if (key != "non_blocking" && key != "memory_format")
+    else if (key == "memory_format") preserve = v.is_none() || std::string(py::str(v)).find("preserve") != std::string::npos;
+    else if (key != "non_blocking")
       throw DtypeMismatch(str("to: unexpected keyword argument '", key, "'"));
   }
+  std::optional<KeepLayout> keep;  // preserve_format (the default): the copy keeps t's layout when dense
+  if (preserve) keep.emplace();
   return to(t, d, copy);
 }
 
@@ -376,13 +379,17 @@ LUCID_BINDING(ops_shape, 11) {
   both("chunk", [](T t, int64_t c, int64_t d) { return as_tuple(chunk(t, c, d)); }, doc::chunk,
        py::arg("chunks"), py::arg("dim") = 0);
   both("unbind", [](T t, int64_t d) { return as_tuple(unbind(t, d)); }, doc::unbind, py::arg("dim") = 0);
-  // memory_format (torch.contiguous_format, channels_last, ...) is accepted: every pylucid tensor
-  // is stored row-major, so each format gives the same values in the same layout.
+  // memory_format (torch.contiguous_format, channels_last, ...) is accepted: contiguous() always
+  // gives the row-major layout (pylucid keeps no channels-last layout).
   def_method("contiguous", [](T t, py::handle) { return contiguous(t); },
              "self when already contiguous, else a row-major copy (differentiable). memory_format is accepted "
              "and every format gives the row-major layout.",
              py::arg("memory_format") = py::none());
-  both("clone", [](T t, py::handle) { return clone(t); }, doc::clone, py::kw_only(),
+  both("clone", [](T t, py::handle fmt) {
+    std::optional<KeepLayout> keep;  // preserve_format (the default): x's layout when dense
+    if (fmt.is_none() || std::string(py::str(fmt)).find("preserve") != std::string::npos) keep.emplace();
+    return clone(t);
+  }, doc::clone, py::kw_only(),
        py::arg("memory_format") = py::none());
   def_method("to", &to_py,
              "This tensor converted to a dtype, given as a dtype, as other Tensor's dtype, or dtype=; a device "

@@ -429,7 +429,7 @@ LUCID_BINDING(tensor, 0) {
           return function_op(a, b, &pow, "pow");
         },
         py::arg("input"), py::arg("other"));
-  m.def("maximum", [](const TensorImplPtr& a, const TensorImplPtr& b) { return maximum(a, b); });
+  m.def("maximum", [](const TensorImplPtr& a, const TensorImplPtr& b) { KeepLayout keep; return maximum(a, b); });
   m.def("_inplace_records", [](const TensorImplPtr& x, const std::vector<TensorImplPtr>& others, const std::string& op) {
           bool r = inplace_records(x, {}, op.c_str());
           for (const auto& o : others) r = r || inplace_records(x, {o}, op.c_str());
@@ -442,7 +442,7 @@ LUCID_BINDING(tensor, 0) {
         }, py::arg("input"), py::arg("result"), py::arg("op"),
         "Writes result (input's new value, computed out of place) into input and moves input's autograd "
         "history onto result's node, as PyTorch's in-place ops do; returns input.");
-  m.def("minimum", [](const TensorImplPtr& a, const TensorImplPtr& b) { return minimum(a, b); });
+  m.def("minimum", [](const TensorImplPtr& a, const TensorImplPtr& b) { KeepLayout keep; return minimum(a, b); });
   m.def("result_type", [](const TensorImplPtr& a, const TensorImplPtr& b) { return result_type(a, b); });
 
   m.def("_set_size_type", [](py::handle type) {

@@ -24,6 +24,69 @@ TensorImplPtr empty(const Shape& shape, DType dtype) {
   return t;
 }
 
+TensorImplPtr empty_strided_dense(const Shape& shape, const Shape& strides, DType dtype) {
+  auto t = empty(shape, dtype);
+  t->strides = strides;
+  return t;
+}
+
+TensorImplPtr empty_elementwise(const Shape& shape, DType dtype, std::initializer_list<const TensorImpl*> inputs) {
+  if (!KeepLayout::on || shape.size() < 2) return empty(shape, dtype);
+  bool all_contiguous = true, same_shape = true;
+  for (const TensorImpl* t : inputs) {
+    all_contiguous = all_contiguous && t->is_contiguous();
+    same_shape = same_shape && t->shape == shape;
+  }
+  if (all_contiguous) return empty(shape, dtype);
+  const TensorImpl* first = *inputs.begin();
+  if (same_shape && is_dense_permutation(shape, first->strides)) {
+    bool same = true;
+    for (const TensorImpl* t : inputs) same = same && t->strides == first->strides;
+    if (same) return empty_strided_dense(shape, first->strides, dtype);
+  }
+  // Each input's strides in the output's shape: 0 along a dim it is broadcast over.
+  const size_t nd = shape.size();
+  std::vector<Shape> st;
+  for (const TensorImpl* t : inputs) {
+    Shape s(nd, 0);
+    const size_t off = nd - t->shape.size();
+    for (size_t i = 0; i < t->shape.size(); ++i)
+      s[off + i] = (t->shape[i] == 1 && shape[off + i] != 1) ? 0 : t->strides[i];
+    st.push_back(std::move(s));
+  }
+  // > 0: dim a goes inside dim b (PyTorch's should_swap, with perm listing dims innermost first).
+  auto should_swap = [&](size_t a, size_t b) {
+    for (const Shape& s : st) {
+      if (s[a] == 0 || s[b] == 0) continue;
+      if (s[a] < s[b]) return -1;
+      if (s[a] > s[b]) return 1;
+      if (shape[a] > shape[b]) return 1;
+    }
+    return 0;
+  };
+  std::vector<size_t> perm(nd);  // innermost first
+  for (size_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+  for (size_t i = 1; i < nd; ++i) {
+    size_t d1 = i;
+    for (size_t d0 = i; d0-- > 0;) {
+      const int c = should_swap(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  Shape strides(nd);
+  int64_t step = 1;
+  for (size_t d : perm) {
+    strides[d] = step;
+    step *= shape[d];
+  }
+  return strides == contiguous_strides(shape) ? empty(shape, dtype) : empty_strided_dense(shape, strides, dtype);
+}
+
 TensorImplPtr make_view(const TensorImplPtr& base, Shape shape, Shape strides, int64_t offset) {
   check_shape_size(shape, 1, "view");
   auto t = std::make_shared<TensorImpl>();

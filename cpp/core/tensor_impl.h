@@ -5,6 +5,7 @@
 #pragma once
 #include <atomic>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -62,6 +63,36 @@ struct TensorImpl {
 
 // A new contiguous, uninitialised tensor.
 TensorImplPtr empty(const Shape& shape, DType dtype);
+// A fresh tensor with the given dense (non-overlapping) strides.
+TensorImplPtr empty_strided_dense(const Shape& shape, const Shape& strides, DType dtype);
+
+// NOTE [elementwise output layout]: PyTorch lays out an elementwise op's new output as its
+// inputs are laid out (TensorIterator), so `x.t() * 2` is transposed in memory, not row-major.
+// That layout decides the order a later random op (dropout) draws in, and what .stride(),
+// .is_contiguous() and .view() see. The rule: contiguous when every input is; an input's own
+// strides when all inputs have the output's shape and the same dense strides; else the dims
+// sorted as the inputs' strides order them (the first input that orders a pair decides; a
+// broadcast dim orders nothing), laid out densely in that order. Python-facing elementwise ops
+// follow it inside a KeepLayout scope (set by the bindings); ops called from C++ (backward
+// formulas, composite kernels that read raw buffers) keep getting row-major outputs.
+struct KeepLayout {
+  static inline thread_local bool on = false;
+  bool prev;
+  KeepLayout() : prev(on) { on = true; }
+  ~KeepLayout() { on = prev; }
+  KeepLayout(const KeepLayout&) = delete;
+  KeepLayout& operator=(const KeepLayout&) = delete;
+};
+// Whether x and out (same shape) cover their elements in the same order as one dense block each,
+// so an elementwise loop may run over both as flat arrays.
+inline bool same_dense_layout(const TensorImpl& x, const TensorImpl& out) {
+  if (x.shape != out.shape) return false;
+  if (x.is_contiguous() && out.is_contiguous()) return true;
+  return x.strides == out.strides && is_dense_permutation(out.shape, out.strides);
+}
+// The output of an elementwise op over `inputs` (broadcast to `shape`): see the note above;
+// row-major outside a KeepLayout scope.
+TensorImplPtr empty_elementwise(const Shape& shape, DType dtype, std::initializer_list<const TensorImpl*> inputs);
 // A view sharing `base`'s storage (no autograd; the op that calls it records its node).
 TensorImplPtr make_view(const TensorImplPtr& base, Shape shape, Shape strides, int64_t offset);
 // `t` itself when contiguous, else a contiguous copy (no autograd).

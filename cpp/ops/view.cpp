@@ -188,7 +188,8 @@ TensorImplPtr permute_as_kind(const TensorImplPtr& x, const std::vector<int64_t>
 
 template <CopyKind K>
 TensorImplPtr copy_as_kind(const TensorImplPtr& x, DType dtype) {
-  auto out = empty(x->shape, dtype);
+  // clone/to keep x's layout as PyTorch's preserve_format does (NOTE [elementwise output layout])
+  auto out = K == CopyKind::Contiguous ? empty(x->shape, dtype) : empty_elementwise(x->shape, dtype, {x.get()});
   copy_into(out, x);
   if (is_floating(dtype)) record<CopyBackward<K>>(out, x, [&](auto& n) { n.in_dtype_ = x->dtype; });
   return out;
