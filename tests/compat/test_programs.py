@@ -157,6 +157,7 @@ CASES = [
     ("cheatsheet_ops", 1e-4, 1e-5),
     ("transformer_batch_first", 1e-3, 1e-5),
     ("numpy_interop", 1e-4, 1e-5),
+    ("vit_dropout", 1e-3, 1e-5),
 ]
 
 
