@@ -1,6 +1,7 @@
 #include "ops/factory.h"
 
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #include "ops/binary.h"
@@ -11,13 +12,24 @@ namespace lucid {
 static const OpSchema& kFactorySchema = register_schema(
     {.name = "factory", .version = 1, .amp_policy = AmpPolicy::KeepInput, .produces_grad = false});
 
+namespace {
+template <class T>
+void fill_dense(T* p, int64_t n, T v) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) p[i] = v;
+}
+}  // namespace
+
 TensorImplPtr full(const Shape& shape, double value, DType dtype) {
   (void)kFactorySchema;
   auto t = empty(shape, dtype);
+  if (value == 0 && !std::signbit(value)) {  // +0 is all-zero bits in every dtype: zeros() and gradient buffers
+    std::memset(t->raw(), 0, size_t(t->numel()) * itemsize(dtype));
+    return t;
+  }
   LUCID_DISPATCH(dtype, "full", [&] {
-    scalar_t v = kernels::convert<scalar_t>(value);
-    scalar_t* p = t->data<scalar_t>();
-    for (int64_t i = 0, n = t->numel(); i < n; ++i) p[i] = v;
+    const scalar_t v = kernels::convert<scalar_t>(value);
+    fill_dense(t->data<scalar_t>(), t->numel(), v);
   });
   return t;
 }

@@ -6,6 +6,8 @@
 
 #include "autograd/func_op.h"
 #include "core/autocast.h"
+#include "core/threads.h"
+#include "kernels/cpu/loops.h"
 #include "kernels/cpu/matmul.h"
 #include "ops/grad_graph.h"
 #include "ops/reduce.h"
@@ -93,6 +95,10 @@ void check_blas_dims(const char* op, int64_t m, int64_t n, int64_t k) {
               ": matrix dims ", m, " x ", k, " x ", n, " exceed the 32-bit BLAS limit");
 }
 
+// Multiply-adds of one product from which kernels::gemm splits it over the threads itself, and
+// per thread below which a batch of smaller products stays on one thread.
+constexpr int64_t kSplitProduct = int64_t(1) << 19, kBatchGrain = int64_t(1) << 16;
+
 // a [..., M, K] @ b [..., K, N] (ndim >= 2 each, one dtype, inner dims checked) -> a new
 // contiguous [batch..., M, N]. No autograd.
 TensorImplPtr matmul_raw(TensorImplPtr a, TensorImplPtr b, const char* op) {
@@ -130,15 +136,25 @@ TensorImplPtr matmul_raw(TensorImplPtr a, TensorImplPtr b, const char* op) {
       const T* pa = a->template data<T>();
       const T* pb = b->template data<T>();
       T* pc = out->template data<T>();
-      for (int64_t bi = 0; bi < nbatch; ++bi) {
-        int64_t oa = 0, ob = 0, r = bi;
-        for (size_t d = batch.size(); d-- > 0;) {
-          int64_t i = r % batch[d];
-          r /= batch[d];
-          oa += i * as[d], ob += i * bs[d];
+      auto run = [&](int64_t b0, int64_t b1) {
+        for (int64_t bi = b0; bi < b1; ++bi) {
+          int64_t oa = 0, ob = 0, r = bi;
+          for (size_t d = batch.size(); d-- > 0;) {
+            int64_t i = r % batch[d];
+            r /= batch[d];
+            oa += i * as[d], ob += i * bs[d];
+          }
+          kernels::gemm<T>(M, N, K, pa + oa, *la, pb + ob, *lb, T(0), pc + bi * M * N, N);
         }
-        kernels::gemm<T>(M, N, K, pa + oa, *la, pb + ob, *lb, T(0), pc + bi * M * N, N);
-      }
+      };
+      // A batch of products each too small to split (attention's per-head q @ k^T): the batch is
+      // shared out over the threads instead, each product whole on one thread.
+      const int64_t work = M * N * K;
+      int nt = 1;
+      if (nbatch > 1 && work < kSplitProduct)
+        nt = int(std::min<int64_t>({int64_t(num_threads()), nbatch, nbatch * work / kBatchGrain}));
+      if (nt <= 1) return run(0, nbatch);
+      kernels::parallel_threads(nt, [&](int t) { run(nbatch * t / nt, nbatch * (t + 1) / nt); });
     });
   }
   return is_half(dt) ? cast_raw(out, dt) : out;
@@ -264,9 +280,9 @@ TensorImplPtr linear_raw(TensorImplPtr x, TensorImplPtr w, const TensorImplPtr& 
   if (is_half(dt)) x = cast_raw(x, DType::Float32), w = cast_raw(w, DType::Float32);
   auto out = empty(out_shape, x->dtype);
   if (out->numel() == 0) return is_half(dt) ? cast_raw(out, dt) : out;
-  if (bias) copy_into(out, bias);
-  else std::memset(out->raw(), 0, size_t(out->numel()) * itemsize(out->dtype));
   const int64_t in = w->shape[1], outf = w->shape[0];
+  if (bias) copy_into(out, bias);  // the product adds into it (beta 1)
+  else if (in == 0) std::memset(out->raw(), 0, size_t(out->numel()) * itemsize(out->dtype));  // beta 0 writes all
   if (in > 0) {
     auto x2 = rows_view(x);
     auto lx = last2_layout(x2);
