@@ -7,6 +7,7 @@
 
 #include "core/threads.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/sgemm.h"
 
 namespace lucid::kernels {
 
@@ -57,9 +58,21 @@ void split_gemm(int64_t m, int64_t n, int64_t k, const T* a, MatLayout la, const
 }
 }  // namespace
 
+// Where the AVX-512 kernel (sgemm.cpp) measured faster than OpenBLAS on one and two threads: at
+// least 96 rows, columns that fill its 32-wide panels to within 25% (n = 10 or 40 measured
+// 0.8x), and one packed k block (k <= 1024) of a product up to 2^26 multiply-adds (the training
+// step shapes of an MLP or a small CNN are 0.3-26 M: 1.1-1.3x; 64x1024x576 and larger products,
+// whose panels outgrow L1 and L2, measured 0.8-1.0x).
+bool sgemm_wins(int64_t m, int64_t n, int64_t k) {
+  return m >= 96 && (n + 31) / 32 * 32 * 4 <= n * 5 && k <= 1024 && m * n * k <= (int64_t(1) << 26) &&
+         sgemm_avx512_available();
+}
+
 template <>
 void gemm<float>(int64_t m, int64_t n, int64_t k, const float* a, MatLayout la, const float* b, MatLayout lb,
                  float beta, float* c, int64_t ldc) {
+  if (sgemm_wins(m, n, k))
+    return sgemm_avx512(m, n, k, a, la, b, lb, beta, c, ldc, omp_in_parallel() ? 1 : num_threads());
   split_gemm<float>(m, n, k, a, la, b, lb, beta, c, ldc);
 }
 
