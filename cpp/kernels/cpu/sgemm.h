@@ -4,9 +4,10 @@
 // BLIS-style: op(A) is packed into panels of MR rows and op(B) into panels of 32 columns, each
 // k-major and 64-byte aligned, in scratch owned by the calling thread and reused across calls;
 // a register-blocked micro-kernel multiplies one A panel by one B panel. With nt > 1 threads the
-// threads pack the shared panels together and then split the tiles of C between them along M or
-// N only: every element of C is summed over k in one fixed order, so the result does not depend
-// on the thread count.
+// tiles of C are split along M or N only (never K): every element of C is summed over k in one
+// fixed order, so the result has the same bits for any thread count. Split along N (preferred),
+// each thread packs all of op(A) and its own columns of op(B) and shares nothing; split along M,
+// the threads pack op(B) together and meet at a barrier.
 #pragma once
 #include <cstdint>
 
