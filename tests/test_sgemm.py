@@ -75,10 +75,12 @@ def test_layouts_edges_and_threads(ta, tb, threads):
         np.testing.assert_array_equal(one, two, err_msg=f"thread count changed the bits at {m}x{n}x{k}")
 
 
-@pytest.mark.parametrize("m,n,k", [(300, 150, 1000), (100, 300, 1000), (257, 263, 269)])
+@pytest.mark.parametrize("m,n,k", [(300, 150, 1000), (100, 300, 1000), (257, 263, 269), (400, 30, 100),
+                                   (300, 31, 1000)])
 def test_blocked_products(m, n, k, threads):
     """Guards against the packed blocks of A (128 K floats) or B (256 K floats) going wrong when a
-    product needs several of them."""
+    product needs several of them, and races between blocks on 2 threads (split by columns with
+    private panels, or by rows with shared B panels: one column panel, n <= 32, splits by rows)."""
     rng = np.random.default_rng(m + n + k)
     for ta, tb in LAYOUTS:
         a, a64 = _operand(rng, m, k, ta, pad=3)
