@@ -1,5 +1,5 @@
-"""float32 gemm: the AVX-512 kernel (kernels/cpu/sgemm.cpp) that takes products of at least 96
-rows on CPUs that have it, and OpenBLAS below that. Edge tiles (every remainder of the 14-row and
+"""float32 gemm: the AVX-512 kernel (kernels/cpu/sgemm.cpp) that takes products of at least 16
+rows (and n, k in its range, matmul.cpp) on CPUs that have it, and OpenBLAS for the rest. Edge tiles (every remainder of the 14-row and
 32-column panels), the four transpose combinations, leading dims past the row length (sliced and
 transposed views), beta 1 (linear's bias), NaN/Inf, blocked k and N, and results that do not
 depend on the thread count. References are float64 numpy products; the tolerance is the float32
@@ -52,9 +52,9 @@ KERNEL_SHAPES = [
     (108, 26, 22), (109, 27, 24), (110, 28, 26), (111, 29, 27), (112, 30, 28), (113, 31, 30),
     (128, 256, 784), (256, 784, 128), (128, 256, 256), (128, 256, 10),
 ]
-# The OpenBLAS path: few rows or columns, k = 0.
-SMALL_SHAPES = [(1, 1, 1), (1, 70, 5), (70, 1, 3), (1, 1, 70), (5, 7, 0), (13, 17, 19), (64, 64, 64),
-                (128, 10, 256), (10, 256, 128), (67, 53, 71)]
+# Few rows (16.. on the kernel), the OpenBLAS path (few rows or columns), k = 0.
+SMALL_SHAPES = [(16, 32, 5), (17, 61, 9), (29, 160, 33), (43, 96, 70), (1, 1, 1), (1, 70, 5), (70, 1, 3),
+                (1, 1, 70), (5, 7, 0), (13, 17, 19), (64, 64, 64), (128, 10, 256), (10, 256, 128), (67, 53, 71)]
 LAYOUTS = [(False, False), (False, True), (True, False), (True, True)]
 
 
@@ -75,12 +75,13 @@ def test_layouts_edges_and_threads(ta, tb, threads):
         np.testing.assert_array_equal(one, two, err_msg=f"thread count changed the bits at {m}x{n}x{k}")
 
 
-@pytest.mark.parametrize("m,n,k", [(300, 150, 1000), (100, 300, 1000), (257, 263, 269), (400, 30, 100),
-                                   (300, 31, 1000)])
+@pytest.mark.parametrize("m,n,k", [(300, 150, 1000), (100, 262, 1000), (257, 263, 269), (400, 30, 100),
+                                   (300, 31, 1000), (1500, 96, 300)])
 def test_blocked_products(m, n, k, threads):
-    """Guards against the packed blocks of A (128 K floats) or B (256 K floats) going wrong when a
-    product needs several of them, and races between blocks on 2 threads (split by columns with
-    private panels, or by rows with shared B panels: one column panel, n <= 32, splits by rows)."""
+    """Guards against the packed blocks of A (128 K floats) or B (256 K floats, rounded down to
+    whole panels: 100x262x1000 needs two) going wrong when a product needs several, and races
+    between blocks on 2 threads (split by columns with private panels, or by rows with shared B
+    panels: one column panel, n <= 32, splits by rows)."""
     rng = np.random.default_rng(m + n + k)
     for ta, tb in LAYOUTS:
         a, a64 = _operand(rng, m, k, ta, pad=3)

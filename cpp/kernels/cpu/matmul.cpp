@@ -58,14 +58,14 @@ void split_gemm(int64_t m, int64_t n, int64_t k, const T* a, MatLayout la, const
 }
 }  // namespace
 
-// Where the AVX-512 kernel (sgemm.cpp) measured faster than OpenBLAS on one and two threads: at
-// least 96 rows, columns that fill its 32-wide panels to within 25% (n = 10 or 40 measured
-// 0.8x), and one packed k block (k <= 1024) of a product up to 2^26 multiply-adds (the training
-// step shapes of an MLP or a small CNN are 0.3-26 M: 1.1-1.3x; 64x1024x576 and larger products,
-// whose panels outgrow L1 and L2, measured 0.8-1.0x).
+// Where the AVX-512 kernel (sgemm.cpp) measured faster than OpenBLAS (1.1-1.5x on one thread on
+// the training-step shapes of an MLP, 16-1024 rows): at least 16 rows (10 measured 0.77x),
+// columns that fill its 32-wide panels to within 25% (n = 10 or 40: 0.8x), all of op(B) in one
+// packed block (k <= 1024, k n <= 2^18 floats; 64x1024x576 measured 0.96x), and products up to
+// 2^26 multiply-adds (larger ones were not measured on two threads).
 bool sgemm_wins(int64_t m, int64_t n, int64_t k) {
-  return m >= 96 && (n + 31) / 32 * 32 * 4 <= n * 5 && k <= 1024 && m * n * k <= (int64_t(1) << 26) &&
-         sgemm_avx512_available();
+  return m >= 16 && (n + 31) / 32 * 32 * 4 <= n * 5 && k <= 1024 && n * k <= (int64_t(1) << 18) &&
+         m * n * k <= (int64_t(1) << 26) && sgemm_avx512_available();
 }
 
 template <>
