@@ -1,4 +1,4 @@
-"""float32 gemm: the AVX-512 kernel (kernels/cpu/sgemm.cpp) that takes products of at least 16
+"""float32 gemm: the AVX-512 kernel (kernels/cpu/sgemm.cpp) that takes products of at least 32
 rows (and n, k in its range, matmul.cpp) on CPUs that have it, and OpenBLAS for the rest. Edge tiles (every remainder of the 14-row and
 32-column panels), the four transpose combinations, leading dims past the row length (sliced and
 transposed views), beta 1 (linear's bias), NaN/Inf, blocked k and N, and results that do not
@@ -52,8 +52,8 @@ KERNEL_SHAPES = [
     (108, 26, 22), (109, 27, 24), (110, 28, 26), (111, 29, 27), (112, 30, 28), (113, 31, 30),
     (128, 256, 784), (256, 784, 128), (128, 256, 256), (128, 256, 10),
 ]
-# Few rows (16.. on the kernel), the OpenBLAS path (few rows or columns), k = 0.
-SMALL_SHAPES = [(16, 32, 5), (17, 61, 9), (29, 160, 33), (43, 96, 70), (1, 1, 1), (1, 70, 5), (70, 1, 3),
+# Few rows (32.. on the kernel), the OpenBLAS path (few rows or columns), k = 0.
+SMALL_SHAPES = [(32, 32, 5), (33, 61, 9), (47, 160, 33), (61, 96, 70), (16, 64, 20), (1, 1, 1), (1, 70, 5), (70, 1, 3),
                 (1, 1, 70), (5, 7, 0), (13, 17, 19), (64, 64, 64), (128, 10, 256), (10, 256, 128), (67, 53, 71)]
 LAYOUTS = [(False, False), (False, True), (True, False), (True, True)]
 
