@@ -7,6 +7,7 @@
 
 #include "core/threads.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/sgemm.h"
 
 namespace lucid::kernels {
 
@@ -57,9 +58,23 @@ void split_gemm(int64_t m, int64_t n, int64_t k, const T* a, MatLayout la, const
 }
 }  // namespace
 
+// Where the AVX-512 kernel (sgemm.cpp) measured faster than OpenBLAS (1.1-1.5x on one thread on
+// the training-step shapes of an MLP, 16-1024 rows): at least 32 rows (10 measured 0.77x; 16-31
+// won too, but moved the rounding of a small U-Net's 16-channel convolutions enough that its
+// compat program's IoU left PyTorch's by a pixel),
+// columns that fill its 32-wide panels to within 25% (n = 10 or 40: 0.8x), all of op(B) in one
+// packed block (k <= 1024, k n <= 2^18 floats; 64x1024x576 measured 0.96x), and products up to
+// 2^26 multiply-adds (larger ones were not measured on two threads).
+bool sgemm_wins(int64_t m, int64_t n, int64_t k) {
+  return m >= 32 && (n + 31) / 32 * 32 * 4 <= n * 5 && k <= 1024 && n * k <= (int64_t(1) << 18) &&
+         m * n * k <= (int64_t(1) << 26) && sgemm_avx512_available();
+}
+
 template <>
 void gemm<float>(int64_t m, int64_t n, int64_t k, const float* a, MatLayout la, const float* b, MatLayout lb,
                  float beta, float* c, int64_t ldc) {
+  if (sgemm_wins(m, n, k))
+    return sgemm_avx512(m, n, k, a, la, b, lb, beta, c, ldc, omp_in_parallel() ? 1 : num_threads());
   split_gemm<float>(m, n, k, a, la, b, lb, beta, c, ldc);
 }
 
