@@ -1,6 +1,8 @@
 // gemm on row-major operands: C = op(A) @ op(B) + beta * C, with op(X) = X or X^T stored with
-// leading dimension ld (the distance between stored rows). float and double go to OpenBLAS
-// (scipy_cblas_sgemm / dgemm); int64 is a plain loop (i-k-j order, rows of C and B streamed).
+// leading dimension ld (the distance between stored rows). float goes to the AVX-512 kernel of
+// sgemm.h on the shapes where it measured faster (sgemm_wins in matmul.cpp), else, like double,
+// to OpenBLAS (scipy_cblas_sgemm / dgemm); int64 is a plain loop (i-k-j order, rows of C and B
+// streamed).
 // m, n, k > 0 and every ld >= 1 (the op layer skips empty products). Large products split over
 // the OpenMP pool in blocks, each one single-threaded BLAS call (core/threads.h); inside a
 // parallel region the product runs whole on the calling thread.
