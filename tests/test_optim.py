@@ -567,6 +567,25 @@ def test_print_optimizer_as_torch():
     assert lines[i - 1] == "" and lines.count("") == 1 and "    lr: 0.01" in lines[i:]
 
 
+def run_float32_against_torch(name, kw, n=100_003, steps=4):
+    """`steps` steps of optimizer `name` on one float32 parameter of n elements (vector body, tail
+    and both threads' chunks), in pylucid and torch from the same values and gradients."""
+    torch = pytest.importorskip("torch")
+    if pylucid.backends.cpu.get_cpu_capability() == "DEFAULT":
+        pytest.skip("the baseline kernels round each product apart")
+    p0 = RNG.standard_normal(n).astype(np.float32)
+    ours = leaf(p0, pylucid.float32)
+    theirs = torch.tensor(p0, requires_grad=True)
+    o, t = getattr(optim, name)([ours], **kw), getattr(torch.optim, name)([theirs], **kw)
+    for _ in range(steps):
+        g = RNG.standard_normal(n).astype(np.float32)
+        set_grad(ours, g)
+        theirs.grad = torch.tensor(g)
+        o.step()
+        t.step()
+    return np_of(ours), theirs.detach().numpy()
+
+
 @pytest.mark.parametrize("kw", [{"lr": 0.1}, {"lr": 0.1, "weight_decay": 0.01},
                                 {"lr": 0.1, "momentum": 0.9, "dampening": 0.3},
                                 {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01}],
@@ -574,41 +593,14 @@ def test_print_optimizer_as_torch():
 def test_sgd_same_bits_as_torch(kw):
     """Guards against rounding SGD's `add(alpha=...)` steps differently from PyTorch's CPU kernels
     (fused multiply-adds): with the vector kernels, every float32 parameter has torch's bits."""
-    torch = pytest.importorskip("torch")
-    if pylucid.backends.cpu.get_cpu_capability() == "DEFAULT":
-        pytest.skip("the baseline kernels round each product apart")
-    n = 100_003  # vector body, tail and both threads' chunks
-    p0 = RNG.standard_normal(n).astype(np.float32)
-    ours = leaf(p0, pylucid.float32)
-    theirs = torch.tensor(p0, requires_grad=True)
-    o, t = optim.SGD([ours], **kw), torch.optim.SGD([theirs], **kw)
-    for _ in range(4):
-        g = RNG.standard_normal(n).astype(np.float32)
-        set_grad(ours, g)
-        theirs.grad = torch.tensor(g)
-        o.step()
-        t.step()
-    np.testing.assert_array_equal(np_of(ours), theirs.detach().numpy())
+    ours, theirs = run_float32_against_torch("SGD", kw)
+    np.testing.assert_array_equal(ours, theirs)
 
 
-def test_adam_rounds_as_torch():
+@pytest.mark.parametrize("name,kw", [("Adam", {"lr": 0.01, "weight_decay": 0.1}), ("AdamW", {"lr": 0.01})])
+def test_adam_rounds_as_torch(name, kw):
     """Guards against Adam's moments drifting from PyTorch's fused lerp/addcmul rounding: only
     PyTorch's sqrt (not correctly rounded) may leave a last-bit difference, in few elements."""
-    torch = pytest.importorskip("torch")
-    if pylucid.backends.cpu.get_cpu_capability() == "DEFAULT":
-        pytest.skip("the baseline kernels round each product apart")
-    n = 100_003
-    p0 = RNG.standard_normal(n).astype(np.float32)
-    for name, kw in [("Adam", {"lr": 0.01, "weight_decay": 0.1}), ("AdamW", {"lr": 0.01})]:
-        ours = leaf(p0, pylucid.float32)
-        theirs = torch.tensor(p0, requires_grad=True)
-        o, t = getattr(optim, name)([ours], **kw), getattr(torch.optim, name)([theirs], **kw)
-        for _ in range(4):
-            g = RNG.standard_normal(n).astype(np.float32)
-            set_grad(ours, g)
-            theirs.grad = torch.tensor(g)
-            o.step()
-            t.step()
-        a, b = np_of(ours), theirs.detach().numpy()
-        assert (a != b).mean() < 0.005, (name, (a != b).mean())
-        np.testing.assert_allclose(a, b, rtol=3e-7, atol=1e-7)
+    a, b = run_float32_against_torch(name, kw)
+    assert (a != b).mean() < 0.005, (name, (a != b).mean())
+    np.testing.assert_allclose(a, b, rtol=3e-7, atol=1e-7)
