@@ -522,7 +522,7 @@ _NODE_CLASSES: dict = {}
 
 
 def _classed(node, out=None):
-    if node is not None and (type(node) is _C.Node or type(node).__name__ in _NODE_CLASSES):
+    if type(node) is _C.Node:  # not yet seen from Python (a named node keeps its class)
         from ._tensor_str import CUSTOM_NODE_NAMES, node_display_name
         name = node_display_name(node, out)
         cls = _NODE_CLASSES.get(name)
@@ -530,8 +530,7 @@ def _classed(node, out=None):
             cls = _NODE_CLASSES[name] = _C._node_subclass(name)
             if name in CUSTOM_NODE_NAMES:
                 cls.__module__ = "pylucid.autograd.function"
-        if type(node) is not cls:
-            node.__class__ = cls
+        node.__class__ = cls
     return node
 
 
