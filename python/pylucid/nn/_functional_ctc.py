@@ -105,6 +105,8 @@ def _fn():
     from ..autograd.function import Function
 
     class CtcLoss(Function):
+        _builtin_node = "CtcLoss"
+
         @staticmethod
         def forward(ctx, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
             lp = log_probs.detach().double().numpy()
