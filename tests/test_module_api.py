@@ -262,3 +262,23 @@ def test_small_tensor_gaps():
     y = nn.functional.softmax(x, dim=-1, dtype=pylucid.float64)
     assert y.dtype == pylucid.float64
     assert nn.functional.log_softmax(x, 1, dtype=pylucid.float64).dtype == pylucid.float64
+
+
+def test_nn_modules_utils_helpers_and_consume_prefix():
+    """Guards against ``from torch.nn.modules.utils import _pair`` (custom conv layers) and
+    ``consume_prefix_in_state_dict_if_present`` (loading a DataParallel checkpoint) failing to
+    import, and against that module shadowing ``nn.utils``."""
+    from pylucid.nn.modules.utils import (_list_with_default, _pair, _reverse_repeat_tuple, _single, _triple,
+                                          consume_prefix_in_state_dict_if_present)
+
+    assert _pair(3) == (3, 3) and _pair((1, 2)) == (1, 2) and _single(2) == (2,) and _triple(1) == (1, 1, 1)
+    assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+    assert _list_with_default([None, 4], [8, 5, 6]) == [5, 4]
+    assert nn.utils.clip_grad_norm_ is not None and nn.modules.utils._pair is _pair
+    model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1))
+    sd = OrderedDict(("module." + k, v) for k, v in model.state_dict().items())
+    sd["head.scale"] = pylucid.ones(1)
+    consume_prefix_in_state_dict_if_present(sd, "module.")
+    assert list(sd) == ["head.scale", "0.weight", "0.bias", "2.weight", "2.bias"]
+    del sd["head.scale"]
+    assert not model.load_state_dict(sd).missing_keys
