@@ -4,7 +4,8 @@ tutorials and the module-internals blog posts show it: register_parameter / regi
 state_dict keys and their order, load_state_dict(strict=False) and its printed _IncompatibleKeys,
 strict errors, get_submodule / get_parameter / get_buffer, apply with an init function,
 requires_grad_ and freezing, train/eval flags, extra_repr, __repr__ of nested containers,
-forward pre-hooks and hooks with kwargs, parametrize.register_parametrization
+forward pre-hooks and hooks with kwargs, state_dict / load_state_dict hooks, get_extra_state and a
+_load_from_state_dict override that migrates an old checkpoint by its _metadata version, parametrize.register_parametrization
 (the tutorial's Symmetric and MatrixExponential), parametrize.cached, remove_parametrizations,
 and to(dtype) / double() / half() conversions."""
 import collections
@@ -176,6 +177,46 @@ wk = WithKw()
 wk.register_forward_pre_hook(kw_pre_hook, with_kwargs=True)
 wk.register_forward_hook(lambda m, a, kw, out: out - kw.get("scale", 0), with_kwargs=True)
 print(wk(torch.ones(2), scale=3.0), calls[-1])
+
+sd_calls = []
+lin.register_state_dict_pre_hook(lambda module, prefix, keep_vars: sd_calls.append(prefix))
+seq_sd = nn.Sequential(lin).state_dict()
+print("state_dict pre-hook prefixes", sd_calls, seq_sd._metadata)
+
+
+class VersionedNorm(nn.Module):
+    """A layer whose version-1 checkpoints named the scale 'gamma' (renamed on load)."""
+    _version = 2
+
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(n))
+        self.momentum = 0.1
+
+    def get_extra_state(self):
+        return {"momentum": self.momentum}
+
+    def set_extra_state(self, state):
+        self.momentum = state["momentum"]
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        version = local_metadata.get("version", None)
+        if (version is None or version < 2) and prefix + "gamma" in state_dict:
+            state_dict[prefix + "weight"] = state_dict.pop(prefix + "gamma")
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+
+vn = nn.Sequential(VersionedNorm(3))
+vn[0].momentum = 0.3
+vsd = vn.state_dict()
+print(list(vsd.keys()), vsd["0._extra_state"], vsd._metadata)
+old_ckpt = {"0.gamma": torch.tensor([2.0, 3.0, 4.0]), "0._extra_state": {"momentum": 0.05}}
+fresh = nn.Sequential(VersionedNorm(3))
+print(fresh.load_state_dict(old_ckpt), fresh[0].weight.data, fresh[0].momentum)
+fresh.register_load_state_dict_post_hook(lambda module, keys: keys.missing_keys.clear())
+print(fresh.load_state_dict({"0._extra_state": {"momentum": 0.2}}), fresh[0].momentum)
 
 print("== parametrizations ==")
 
