@@ -5,7 +5,8 @@ state_dict keys and their order, load_state_dict(strict=False) and its printed _
 strict errors, get_submodule / get_parameter / get_buffer, apply with an init function,
 requires_grad_ and freezing, train/eval flags, extra_repr, __repr__ of nested containers,
 forward pre-hooks and hooks with kwargs, state_dict / load_state_dict hooks, get_extra_state and a
-_load_from_state_dict override that migrates an old checkpoint by its _metadata version, parametrize.register_parametrization
+_load_from_state_dict override that migrates an old checkpoint by its _metadata version,
+parametrize.register_parametrization
 (the tutorial's Symmetric and MatrixExponential), parametrize.cached, remove_parametrizations,
 and to(dtype) / double() / half() conversions."""
 import collections
