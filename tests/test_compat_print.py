@@ -145,6 +145,9 @@ def test_slogdet_and_frexp_print_as_named_tuples():
     assert type(r).__name__ == "linalg_slogdet" and repr(r).startswith("pylucid.return_types.linalg_slogdet(\nsign=")
     assert r.logabsdet.item() == pytest.approx(1.3862944) and pylucid.logdet(S).item() == pytest.approx(1.3862944)
     assert repr(pylucid.frexp(pylucid.tensor([8.0]))).startswith("pylucid.return_types.frexp(\nmantissa=tensor([0.5000]),")
+    # linalg.solve_ex printed as a plain namedtuple on one line
+    assert repr(pylucid.linalg.solve_ex(S, pylucid.ones(2, 1))) == (
+        "pylucid.return_types.linalg_solve_ex(\nresult=tensor([[0.5000],\n        [0.5000]]),\ninfo=tensor(0))")
 
 
 def test_version_module_for_environment_checks():

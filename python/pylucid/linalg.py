@@ -295,6 +295,7 @@ class _SolveEx(NamedTuple):
 
 
 _SolveEx.__name__ = _SolveEx.__qualname__ = "linalg_solve_ex"
+_SolveEx.__repr__ = return_type_repr  # type: ignore[method-assign]  # torch.return_types.linalg_solve_ex(
 
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
