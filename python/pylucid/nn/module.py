@@ -516,7 +516,9 @@ class Module:
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise _C.DtypeMismatch(f"load_state_dict: expected a dict-like state_dict, got "
                                    f"{type(state_dict).__name__}")
-        missing, unexpected, error_msgs = [], [], []
+        missing: list[str] = []
+        unexpected: list[str] = []
+        error_msgs: list[str] = []
         metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)
 
