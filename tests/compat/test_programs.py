@@ -167,6 +167,7 @@ CASES = [
     # bicubic/bilinear taps are summed in another order than PyTorch's: 1-ulp float32 differences.
     ("image_filters", 1e-4, 1e-5),
     ("stats_signal", 1e-5, 1e-6),
+    ("hypothesis_tests", 1e-6, 1e-9),
 ]
 
 
