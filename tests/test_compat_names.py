@@ -960,3 +960,46 @@ def test_foreach_functions_match_torch():
                 np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-15)
     with pytest.raises(ValueError, match="same number of tensors"):
         pylucid._foreach_add([pylucid.ones(2)], [pylucid.ones(2), pylucid.ones(2)])
+
+
+def test_torch_implementation_module_paths_import():
+    """Guards against imports from PyTorch's implementation files stopping a script under the
+    alias (``from torch.distributions.categorical import Categorical`` in RL code,
+    ``from torch.nn.modules.batchnorm import _BatchNorm`` / ``normalization`` / ``instancenorm`` in
+    custom layers, ``torch.nn.common_types``, ``torch.types``, ``torch.utils.data._utils.collate``,
+    ``torch.serialization.add_safe_globals``), and against those paths giving other objects."""
+    code = """
+from torch.distributions.normal import Normal
+from torch.distributions.categorical import Categorical
+from torch.distributions.multivariate_normal import MultivariateNormal
+from torch.distributions.relaxed_categorical import RelaxedOneHotCategorical
+from torch.distributions.transformed_distribution import TransformedDistribution
+from torch.distributions.gamma import Gamma
+from torch.nn.modules.normalization import LayerNorm, GroupNorm
+from torch.nn.modules.activation import MultiheadAttention, LeakyReLU
+from torch.nn.modules.instancenorm import _InstanceNorm
+from torch.nn.modules.batchnorm import _BatchNorm
+from torch.nn.modules.utils import _pair
+from torch.nn.common_types import _size_2_t
+from torch.types import Number, _size
+from torch.utils.data._utils.collate import default_collate
+from torch.serialization import add_safe_globals, safe_globals, get_safe_globals
+import torch, torch.nn as nn
+assert Normal is torch.distributions.Normal and Categorical is torch.distributions.Categorical
+assert torch.distributions.normal.Normal is Normal and Gamma is torch.distributions.Gamma
+assert LayerNorm is nn.LayerNorm and MultiheadAttention is nn.MultiheadAttention and LeakyReLU is nn.LeakyReLU
+assert issubclass(nn.InstanceNorm2d, _InstanceNorm) and issubclass(nn.BatchNorm2d, _BatchNorm)
+assert nn.utils.clip_grad_norm_ is not None and _pair(3) == (3, 3)
+assert default_collate([torch.ones(2), torch.zeros(2)]).shape == (2, 2)
+add_safe_globals([Normal])
+with safe_globals([Categorical]):
+    assert get_safe_globals() == [Normal, Categorical]
+assert get_safe_globals() == [Normal]
+try:
+    from torch.nn.modules.normalization import NoSuchLayer
+except ImportError:
+    print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", "import pylucid.as_torch as a; a.install(); exec(open(0).read())"],
+                       input=code, capture_output=True, text=True, check=False)
+    assert r.returncode == 0 and r.stdout == "ok\n", r.stderr

@@ -96,6 +96,44 @@ def test_clamp_node_prints_the_scalar_overload():
     assert repr(x.clip(0, 1).grad_fn).startswith("<ClampBackward1 object at 0x")
 
 
+
+def test_builtin_ops_written_as_functions_print_torch_node_names():
+    """Guards against ops pylucid implements as autograd Functions (linalg decompositions,
+    ctc_loss, scatter_reduce, erfinv) printing ``grad_fn=<pylucid.autograd.function.CholeskyBackward
+    ...>`` as a user's Function would, where PyTorch prints its built-in node
+    (``LinalgCholeskyExBackward0``); a user's Function keeps PyTorch's custom-Function print."""
+    A = pylucid.tensor([[2.0, 0.5], [0.5, 1.0]], requires_grad=True)
+    t = pylucid.tensor([0.1, -0.3], requires_grad=True)
+    cases = [
+        (pylucid.linalg.cholesky(A), "LinalgCholeskyExBackward0"),
+        (pylucid.linalg.eigh(A)[0], "LinalgEighBackward0"),
+        (pylucid.linalg.svd(A)[1], "LinalgSvdBackward0"),
+        (pylucid.linalg.qr(A)[0], "LinalgQrBackward0"),
+        (pylucid.linalg.pinv(A), "LinalgPinvBackward0"),
+        (pylucid.linalg.inv(A), "LinalgInvExBackward0"),
+        (pylucid.linalg.det(A), "LinalgDetBackward0"),
+        (pylucid.linalg.slogdet(A)[1], "LinalgSlogdetBackward0"),
+        (pylucid.linalg.solve(A, t[:, None]), "LinalgSolveExBackward0"),
+        (pylucid.erfinv(t), "ErfinvBackward0"),
+        (pylucid.zeros(2).scatter_reduce(0, pylucid.tensor([1, 1]), t, "amax"), "ScatterReduceBackward0"),
+        (pylucid.nn.functional.ctc_loss(pylucid.randn(4, 1, 3, requires_grad=True).log_softmax(2), pylucid.tensor([[1, 2]]), [4], [2],
+                    reduction="none"), "CtcLossBackward0"),
+    ]
+    for out, name in cases:
+        assert repr(out).endswith(f"grad_fn=<{name}>)"), repr(out)
+        assert repr(out.grad_fn).startswith(f"<{name} object at 0x")
+
+    class MyExp(pylucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.exp()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    assert repr(MyExp.apply(t).grad_fn).startswith("<pylucid.autograd.function.MyExpBackward object at 0x")
+
 def test_slogdet_and_frexp_print_as_named_tuples():
     """Guards against slogdet/frexp printing as plain namedtuples on one line (PyTorch prints
     ``torch.return_types.slogdet(`` then a field per line) and against linalg.slogdet carrying
@@ -107,6 +145,9 @@ def test_slogdet_and_frexp_print_as_named_tuples():
     assert type(r).__name__ == "linalg_slogdet" and repr(r).startswith("pylucid.return_types.linalg_slogdet(\nsign=")
     assert r.logabsdet.item() == pytest.approx(1.3862944) and pylucid.logdet(S).item() == pytest.approx(1.3862944)
     assert repr(pylucid.frexp(pylucid.tensor([8.0]))).startswith("pylucid.return_types.frexp(\nmantissa=tensor([0.5000]),")
+    # linalg.solve_ex printed as a plain namedtuple on one line
+    assert repr(pylucid.linalg.solve_ex(S, pylucid.ones(2, 1))) == (
+        "pylucid.return_types.linalg_solve_ex(\nresult=tensor([[0.5000],\n        [0.5000]]),\ninfo=tensor(0))")
 
 
 def test_version_module_for_environment_checks():

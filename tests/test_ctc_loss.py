@@ -74,6 +74,16 @@ def test_impossible_alignment_and_zero_infinity():
     assert loss.item() == 0.0
     loss.backward()
     assert not lp.grad.numpy().any()
+    # reduction='none': the infinite row is zeroed by a where after the loss node, as PyTorch's
+    # graph has it (printed grad_fn=<WhereBackward0>); the finite row keeps its loss and gradient.
+    lp2 = pylucid.tensor(_log_softmax(RNG.standard_normal((3, 2, 3))), requires_grad=True)
+    t2 = pylucid.tensor([[1, 1], [1, 2]])
+    rows = F.ctc_loss(lp2, t2, [2, 3], [2, 2], reduction="none", zero_infinity=True)
+    ref = F.ctc_loss(lp2.detach(), t2, [2, 3], [2, 2], reduction="none")
+    assert rows[0].item() == 0.0 and ref[0].item() == float("inf") and rows[1].item() == ref[1].item()
+    assert repr(rows.grad_fn).startswith("<WhereBackward0 object")
+    rows.sum().backward()
+    assert not lp2.grad[:, 0].numpy().any() and np.isfinite(lp2.grad.numpy()).all() and lp2.grad[:, 1].numpy().any()
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])

@@ -165,6 +165,17 @@ def test_masked_select_meshgrid_broadcast():
         pylucid.meshgrid(a, a, indexing="yx")
 
 
+
+def test_broadcast_shapes_returns_size():
+    """Guards against broadcast_shapes returning a plain tuple (PyTorch's prints as torch.Size)."""
+    s = pylucid.broadcast_shapes((3, 1), (1, 4), (2, 1, 1))
+    assert isinstance(s, pylucid.Size) and s == (2, 3, 4)
+    assert repr(s) == "pylucid.Size([2, 3, 4])" and s.numel() == 24
+    assert pylucid.broadcast_shapes(2, (3, 1)) == (3, 2)
+    assert repr(pylucid.broadcast_shapes()) == "pylucid.Size([])"
+    with pytest.raises(RuntimeError, match="broadcast_shapes"):
+        pylucid.broadcast_shapes((2, 3), (3, 2))
+
 def test_nan_to_num_gradient_and_errors():
     """Guards against the gradient flowing through replaced elements."""
     x = pylucid.tensor([1.0, float("nan"), float("inf")], requires_grad=True)

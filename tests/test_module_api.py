@@ -262,3 +262,89 @@ def test_small_tensor_gaps():
     y = nn.functional.softmax(x, dim=-1, dtype=pylucid.float64)
     assert y.dtype == pylucid.float64
     assert nn.functional.log_softmax(x, 1, dtype=pylucid.float64).dtype == pylucid.float64
+
+
+def test_nn_modules_utils_helpers_and_consume_prefix():
+    """Guards against ``from torch.nn.modules.utils import _pair`` (custom conv layers) and
+    ``consume_prefix_in_state_dict_if_present`` (loading a DataParallel checkpoint) failing to
+    import, and against that module shadowing ``nn.utils``."""
+    from pylucid.nn.modules.utils import (_list_with_default, _pair, _reverse_repeat_tuple, _single, _triple,
+                                          consume_prefix_in_state_dict_if_present)
+
+    assert _pair(3) == (3, 3) and _pair((1, 2)) == (1, 2) and _single(2) == (2,) and _triple(1) == (1, 1, 1)
+    assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+    assert _list_with_default([None, 4], [8, 5, 6]) == [5, 4]
+    assert nn.utils.clip_grad_norm_ is not None and nn.modules.utils._pair is _pair
+    model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1))
+    sd = OrderedDict(("module." + k, v) for k, v in model.state_dict().items())
+    sd["head.scale"] = pylucid.ones(1)
+    consume_prefix_in_state_dict_if_present(sd, "module.")
+    assert list(sd) == ["head.scale", "0.weight", "0.bias", "2.weight", "2.bias"]
+    del sd["head.scale"]
+    assert not model.load_state_dict(sd).missing_keys
+
+
+def _state_dict_protocol(lib):
+    """Runs the state_dict protocol a checkpoint-migration script uses on ``lib`` (pylucid or
+    torch); returns what it observed."""
+    seen = []
+
+    class Counter(lib.nn.Module):
+        _version = 2
+
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(2, 2)
+            self.count = 0
+
+        def get_extra_state(self):
+            return {"count": self.count}
+
+        def set_extra_state(self, state):
+            self.count = state["count"]
+
+        def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                  error_msgs):
+            seen.append(("load", prefix, dict(local_metadata)))
+            if prefix + "old_weight" in state_dict:
+                state_dict[prefix + "lin.weight"] = state_dict.pop(prefix + "old_weight")
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                          error_msgs)
+
+    m = lib.nn.Sequential(Counter())
+    m[0].count = 5
+    m[0].register_state_dict_pre_hook(lambda mod, prefix, keep_vars: seen.append(("pre", prefix, keep_vars)))
+    m[0].register_state_dict_post_hook(lambda mod, sd, prefix, meta: seen.append(("post", prefix, sorted(sd))))
+    sd = m.state_dict()
+    out = {"keys": list(sd), "extra": sd["0._extra_state"], "metadata": dict(sd._metadata)}
+    sd["0.old_weight"] = sd.pop("0.lin.weight") * 0 + 1
+    m2 = lib.nn.Sequential(Counter())
+    m2[0].lin.register_load_state_dict_pre_hook(
+        lambda mod, sd_, prefix, *rest: seen.append(("load-pre", prefix, sorted(sd_))))
+    m2.register_load_state_dict_post_hook(lambda mod, keys: keys.unexpected_keys.clear())
+    sd["ignored"] = lib.zeros(1)
+    out["result"] = repr(m2.load_state_dict(sd))
+    out["count"] = m2[0].count
+    out["weight"] = m2[0].lin.weight.tolist()
+    out["seen"] = seen
+    return out
+
+
+def test_state_dict_protocol_extra_state_metadata_and_hooks():
+    """Guards against the state_dict protocol that checkpoint-migration code relies on missing:
+    get_extra_state/set_extra_state (``_extra_state`` entries), ``_metadata`` versions, a
+    ``_load_from_state_dict`` override renaming an old key, and the state_dict / load hooks."""
+    out = _state_dict_protocol(pylucid)
+    assert out["keys"] == ["0._extra_state", "0.lin.weight", "0.lin.bias"] and out["extra"] == {"count": 5}
+    assert out["metadata"] == {"": {"version": 1}, "0": {"version": 2}, "0.lin": {"version": 1}}
+    assert out["result"] == "<All keys matched successfully>" and out["count"] == 5
+    assert out["weight"] == [[1.0, 1.0], [1.0, 1.0]]
+    assert ("load", "0.", {"version": 2}) in out["seen"] and ("pre", "0.", False) in out["seen"]
+    lin = nn.Linear(2, 2)
+    h = lin.register_state_dict_post_hook(lambda mod, sd, prefix, meta: sd)
+    with pytest.raises(RuntimeError, match="must return None"):
+        lin.state_dict()
+    h.remove()
+    assert list(lin.state_dict()) == ["weight", "bias"]
+    torch = pytest.importorskip("torch")
+    assert out == _state_dict_protocol(torch)

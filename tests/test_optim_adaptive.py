@@ -151,3 +151,40 @@ def test_errors():
     with pytest.raises(pylucid.ShapeMismatch, match="adadelta"):
         opt.step()
     assert w.tolist() == before
+
+
+def test_scalar_state_follows_a_float64_default_dtype():
+    """Guards against step/mu_product/eta being float32 in a float64 program: PyTorch keeps them
+    in float64 there, and NAdam's mu_product (ASGD's eta) rounded to float32 moved a float64
+    Rosenbrock run by 1e-5."""
+    def run(lib, make):
+        lib.set_default_dtype(lib.float64)
+        try:
+            p = lib.tensor([-1.5, 2.0], requires_grad=True)
+            opt = make(lib, p)
+            for _ in range(60):
+                opt.zero_grad()
+                ((1 - p[0]) ** 2 + 100 * (p[1] - p[0] ** 2) ** 2).backward()
+                opt.step()
+            return p.detach().numpy().copy(), opt.state[p]
+        finally:
+            lib.set_default_dtype(lib.float32)
+
+    makers = [lambda lib, p: lib.optim.NAdam([p], lr=0.05, weight_decay=0.01, decoupled_weight_decay=True),
+              lambda lib, p: lib.optim.ASGD([p], lr=1e-4, t0=20),
+              lambda lib, p: lib.optim.Adam([p], lr=0.05),
+              lambda lib, p: lib.optim.Rprop([p], lr=1e-3)]
+    for make in makers:
+        ours, state = run(pylucid, make)
+        assert state["step"].dtype == pylucid.float64
+        for k in ("mu_product", "eta", "mu"):
+            if k in state:
+                assert state[k].dtype == pylucid.float64, k
+    p = pylucid.zeros(1, requires_grad=True)
+    p.grad = pylucid.ones(1)
+    opt = optim.Adam([p], fused=True)
+    opt.step()
+    assert opt.state[p]["step"].dtype == pylucid.float32
+    torch = pytest.importorskip("torch")
+    for make in makers:
+        np.testing.assert_allclose(run(pylucid, make)[0], run(torch, make)[0], rtol=1e-12, atol=1e-12)

@@ -96,3 +96,63 @@ def test_func_jvp_and_hvp():
     assert aux.item() == pytest.approx(0.8) and not j.requires_grad
     with pytest.raises(pylucid.LucidError, match="tuple"):
         jvp(f, x, t)
+
+
+def test_stack_module_state_ensemble_matches_each_model():
+    """Guards against the model-ensembling recipe (stack_module_state + vmap over functional_call)
+    missing, or giving other numbers than calling each model."""
+    from pylucid.func import stack_module_state
+
+    pylucid.manual_seed(0)
+    models = [pylucid.nn.Sequential(pylucid.nn.Linear(3, 4), pylucid.nn.BatchNorm1d(4)) for _ in range(3)]
+    params, buffers = stack_module_state(models)
+    assert list(params) == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    assert params["0.weight"].shape == (3, 4, 3) and params["0.weight"].is_leaf and params["0.weight"].requires_grad
+    assert buffers["1.running_mean"].shape == (3, 4) and not buffers["1.running_mean"].requires_grad
+    x = pylucid.randn(5, 3)
+    for m in models:
+        m.eval()
+    params, buffers = stack_module_state(models)
+    out = vmap(lambda p, b, v: functional_call(models[0], (p, b), (v,)), in_dims=(0, 0, None))(params, buffers, x)
+    for i, m in enumerate(models):
+        np.testing.assert_allclose(out[i].detach().numpy(), m(x).detach().numpy(), rtol=1e-6)
+    out.sum().backward()
+    assert params["0.bias"].grad.shape == (3, 4) and models[0][0].bias.grad is None
+    with pytest.raises(RuntimeError, match="at least one model"):
+        stack_module_state([])
+    models[1].train()
+    with pytest.raises(RuntimeError, match="training/eval mode"):
+        stack_module_state(models)
+    with pytest.raises(RuntimeError, match="same class"):
+        stack_module_state([pylucid.nn.Linear(2, 2), pylucid.nn.Bilinear(2, 2, 2)])
+
+
+def test_jacrev_of_dict_arguments_and_tuple_outputs():
+    """Guards against jacrev/hessian refusing a dict of parameters or a tuple output (the
+    neural-tangent-kernel recipe: vmap(jacrev(f))(params, x) with params a dict)."""
+    from pylucid.func import hessian, jacrev
+
+    pylucid.manual_seed(1)
+    W = pylucid.randn(2, 3, dtype=pylucid.float64)
+    x = pylucid.randn(3, dtype=pylucid.float64)
+
+    def f(p, v):
+        return (p["w"] @ v).tanh() * p["s"]
+
+    p = {"w": W, "s": pylucid.tensor(1.5, dtype=pylucid.float64)}
+    j = jacrev(f)(p, x)
+    assert set(j) == {"w", "s"} and j["w"].shape == (2, 2, 3) and j["s"].shape == (2,)
+    ref = pylucid.autograd.functional.jacobian(lambda w, s: f({"w": w, "s": s}, x), (W, p["s"]))
+    np.testing.assert_allclose(j["w"].numpy(), ref[0].numpy(), rtol=1e-12)
+    np.testing.assert_allclose(j["s"].numpy(), ref[1].numpy(), rtol=1e-12)
+    a, b = jacrev(lambda v: (v.sin(), v.prod()))(x)
+    np.testing.assert_allclose(a.numpy(), np.diag(x.cos().numpy()), rtol=1e-12)
+    assert b.shape == (3,)
+    h = hessian(lambda q: (q["w"] ** 3).sum())({"w": x})
+    np.testing.assert_allclose(h["w"]["w"].numpy(), np.diag(6 * x.numpy()), rtol=1e-12)
+    batched = vmap(jacrev(f), in_dims=(None, 0))(p, pylucid.randn(4, 3, dtype=pylucid.float64))
+    assert batched["w"].shape == (4, 2, 2, 3)
+    torch = pytest.importorskip("torch")
+    tj = torch.func.jacrev(lambda q, v: (q["w"] @ v).tanh() * q["s"])(
+        {"w": torch.from_numpy(W.numpy()), "s": torch.tensor(1.5, dtype=torch.float64)}, torch.from_numpy(x.numpy()))
+    np.testing.assert_allclose(j["w"].numpy(), tj["w"].numpy(), rtol=1e-12)

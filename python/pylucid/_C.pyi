@@ -1314,6 +1314,16 @@ class Tensor:
         """
         In-place i0: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def igamma(self, *args, **kwargs):
+        """
+        The regularised lower incomplete gamma function ``P(input, other)`` (PyTorch's
+            ``igamma``); differentiable in ``other``.
+        """
+    def igammac(self, *args, **kwargs):
+        """
+        The regularised upper incomplete gamma function ``Q = 1 - P`` (PyTorch's ``igammac``);
+            differentiable in ``other``.
+        """
     def index_add_(self, *args, **kwargs):
         """
         In-place index_add: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
@@ -1691,6 +1701,10 @@ class Tensor:
     def mv(self, *args, **kwargs):
         """
         The matrix-vector product of an (n, m) matrix and an m-vector.
+        """
+    def mvlgamma(self, *args, **kwargs):
+        """
+        ``multigammaln(input, p)`` under PyTorch's top-level name.
         """
     def nan_to_num(self, *args, **kwargs):
         """

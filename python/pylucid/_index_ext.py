@@ -231,6 +231,8 @@ def _scatter_reduce_fn():
     from .autograd.function import Function
 
     class ScatterReduce(Function):
+        _builtin_node = "ScatterReduce"
+
         @staticmethod
         def forward(ctx, input, src, dim, index, reduce, include_self):
             x = input.detach().numpy()
@@ -401,6 +403,8 @@ def _erfinv_fn():
     from .autograd.function import Function
 
     class Erfinv(Function):
+        _builtin_node = "Erfinv"
+
         @staticmethod
         def forward(ctx, input):
             x = input.detach()

@@ -172,6 +172,8 @@ def _fns():
     from .autograd.function import Function
 
     class Cholesky(Function):
+        _builtin_node = "LinalgCholeskyEx"
+
         @staticmethod
         def forward(ctx, A):
             L, info = _cholesky_np(_np_of(A))
@@ -191,6 +193,8 @@ def _fns():
             return _cholesky_grad(L, gL)
 
     class Eigh(Function):
+        _builtin_node = "LinalgEigh"
+
         @staticmethod
         def forward(ctx, A, uplo):
             w, V = _np.linalg.eigh(_np_of(A), UPLO=uplo)
@@ -211,6 +215,8 @@ def _fns():
             return V @ inner @ _mT(V), None
 
     class Svd(Function):
+        _builtin_node = "LinalgSvd"
+
         """The reduced SVD (U (m, k), S (k,), Vh (k, n)); full_matrices is layered on top."""
 
         @staticmethod
@@ -226,6 +232,8 @@ def _fns():
             return _svd_grad(U, S, Vh, gU, gS, gVh)
 
     class Qr(Function):
+        _builtin_node = "LinalgQr"
+
         @staticmethod
         def forward(ctx, A, mode):
             Q, R = _np.linalg.qr(_np_of(A), mode=mode)
@@ -244,6 +252,8 @@ def _fns():
             return _qr_grad(Q, R, gQ, gR, m, n), None
 
     class Pinv(Function):
+        _builtin_node = "LinalgPinv"
+
         @staticmethod
         def forward(ctx, A, atol, rtol, hermitian):
             P = _T(_pinv_np(_np_of(A), atol, rtol, hermitian), A)
@@ -261,6 +271,8 @@ def _fns():
             return gA, None, None, None
 
     class QrR(Function):
+        _builtin_node = "LinalgQr"
+
         """mode='r': R alone; its backward raises PyTorch's error (Q is not there to use)."""
 
         @staticmethod

@@ -175,8 +175,10 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 def broadcast_shapes(*shapes):
     """The shape the given shapes broadcast to (numpy's rules), as PyTorch's ``broadcast_shapes``."""
     import numpy as np  # noqa: PLC0415
+
+    from ._compat import Size  # noqa: PLC0415  (_compat imports this module's names)
     try:
-        return tuple(int(s) for s in np.broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
+        return Size(int(s) for s in np.broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
     except ValueError as e:
         raise _C.ShapeMismatch(f"broadcast_shapes: shapes {[tuple(s) for s in shapes]} do not broadcast") from e
 

@@ -1,7 +1,7 @@
 """``torch.func`` for pylucid, the transforms that reverse-mode autograd can give:
 ``functional_call``, ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``,
-``hessian`` and ``vmap``. Each differentiates with pylucid's engine under ``create_graph=True``, so they
-compose (``grad(grad(f))``, ``vmap(grad(f))`` for per-sample gradients). ``jacfwd`` computes the
+``hessian``, ``vmap`` and ``stack_module_state``. Each differentiates with pylucid's engine under
+``create_graph=True``, so they compose (``grad(grad(f))``, ``vmap(grad(f))`` for per-sample gradients). ``jacfwd`` computes the
 same Jacobian as ``jacrev`` (row by row, in reverse mode). ``vmap`` gives PyTorch's results by
 calling the function once per batch element and stacking: the same numbers, not a batched kernel.
 
@@ -17,13 +17,43 @@ import functools
 from . import _C
 from .nn.utils.stateless import _call
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "vmap"]
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "stack_module_state", "vjp",
+           "vmap"]
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
     """``module(*args, **kwargs)`` with the named parameters and buffers replaced by the given
     tensors (a dict, or a tuple of dicts), the module itself left unchanged."""
     return _call(module, parameter_and_buffer_dicts, args, kwargs, tie_weights=tie_weights, strict=strict)
+
+
+def stack_module_state(models):
+    """``(params, buffers)``: dicts from each parameter and buffer name to the models' tensors of
+    that name stacked along a new first dim (the ensembling recipe's input to ``vmap`` over
+    ``functional_call``). Stacked parameters are new leaves that require grad when the models'
+    do; the models must share a class and their training mode."""
+    models = list(models)
+    if not models:
+        raise _C.LucidError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) != 1:
+        raise _C.LucidError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if len({type(m) for m in models}) != 1:
+        raise _C.LucidError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named):
+        per_model = [dict(n) for n in named]
+        out = {}
+        for k in per_model[0]:
+            tensors = [d[k] for d in per_model]
+            flags = {t.requires_grad for t in tensors}
+            if len(flags) != 1:
+                raise _C.LucidError(f"stack_module_state: Expected {k} from each model to have the same .requires_grad")
+            out[k] = _C.stack([t.detach() for t in tensors])
+            if flags == {True}:
+                out[k].requires_grad_()
+        return out
+
+    return stacked(m.named_parameters() for m in models), stacked(m.named_buffers() for m in models)
 
 
 def _argnums(argnums, n, op):
@@ -185,7 +215,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     """The Jacobian of ``func`` with respect to argument ``argnums`` (shape ``out.shape +
-    arg.shape``), one reverse pass per output element."""
+    arg.shape``), one reverse pass per output element. Arguments and outputs may be tensors or
+    tuples, lists and dicts of them (a dict of parameters, as in ``jacrev(f)(params, x)``): the
+    result has the output's structure, each leaf holding the argument's structure."""
     def wrapper(*args):
         from ._tensor import zeros
         from .autograd import grad as autograd_grad
@@ -199,19 +231,23 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
             aux = None
             if has_aux:
                 out, aux = out
-            flat = out.reshape(-1)
-            jac: dict = {a: [] for a in nums}
-            for i in range(flat.numel()):
-                gs = autograd_grad(flat[i], [args2[a] for a in nums], create_graph=True, allow_unused=True,
-                                   materialize_grads=True, retain_graph=True)
-                for a, g in zip(nums, gs):
-                    jac[a].append(g)
-        res = []
-        for a in nums:
-            rows = jac[a]
-            j = _C.stack(rows, 0) if rows else zeros(0, *args2[a].shape)
-            res.append(j.reshape(*out.shape, *args2[a].shape))
-        r = _finish(res[0] if isinstance(argnums, int) else tuple(res), keep)
+            leaves = [leaf for a in nums for leaf in _tree_leaves(args2[a])]
+            per_out = []
+            for o in _tree_leaves(out):
+                flat = o.reshape(-1)
+                rows: list = [[] for _ in leaves]
+                for i in range(flat.numel()):
+                    gs = autograd_grad(flat[i], leaves, create_graph=True, allow_unused=True,
+                                       materialize_grads=True, retain_graph=True)
+                    for r, g in zip(rows, gs):
+                        r.append(g)
+                jacs = iter([(_C.stack(r, 0) if r else zeros(0, *x.shape, dtype=x.dtype)).reshape(*o.shape, *x.shape)
+                             for r, x in zip(rows, leaves)])
+                per_arg = tuple(_tree_map(lambda _t: next(jacs), args2[a]) for a in nums)
+                per_out.append(per_arg[0] if isinstance(argnums, int) else per_arg)
+        it = iter(per_out)
+        r = next(it) if isinstance(out, _C.Tensor) else _tree_map(lambda _t: next(it), out)
+        r = _finish(r, keep)
         return (r, aux) if has_aux else r
     return wrapper
 

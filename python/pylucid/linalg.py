@@ -104,6 +104,8 @@ def _fns():
     from .autograd.function import Function
 
     class Inv(Function):
+        _builtin_node = "LinalgInvEx"
+
         @staticmethod
         def forward(ctx, A):
             try:
@@ -120,6 +122,8 @@ def _fns():
             return -(_mT(out) @ g @ _mT(out))
 
     class Det(Function):
+        _builtin_node = "LinalgDet"
+
         @staticmethod
         def forward(ctx, A):
             ctx.save_for_backward(A)
@@ -138,6 +142,8 @@ def _fns():
             return (g * det(A)).unsqueeze(-1).unsqueeze(-1) * a_inv_t
 
     class LogAbsDet(Function):
+        _builtin_node = "LinalgSlogdet"
+
         @staticmethod
         def forward(ctx, A):
             ctx.save_for_backward(A)
@@ -149,6 +155,8 @@ def _fns():
             return g.unsqueeze(-1).unsqueeze(-1) * _mT(inv(A))
 
     class Solve(Function):
+        _builtin_node = "LinalgSolveEx"
+
         @staticmethod
         def forward(ctx, A, B):
             ctx.save_for_backward(A, B)
@@ -287,6 +295,7 @@ class _SolveEx(NamedTuple):
 
 
 _SolveEx.__name__ = _SolveEx.__qualname__ = "linalg_solve_ex"
+_SolveEx.__repr__ = return_type_repr  # type: ignore[method-assign]  # torch.return_types.linalg_solve_ex(
 
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):

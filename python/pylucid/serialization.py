@@ -296,3 +296,39 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
         with open(where, "rb") as f:
             buf = f.read()
     return _parse(memoryview(buf), str(where))
+
+
+# PyTorch's allow-list for ``torch.load(weights_only=True)`` unpickling. pylucid's files hold no
+# pickled objects, so nothing needs allowing: the list is kept (scripts add their classes to it
+# before loading and may read it back) and changes nothing.
+_SAFE_GLOBALS: list = []
+
+
+def add_safe_globals(safe_globals):
+    """Records classes/functions as allowed for ``load`` (PyTorch's API; pylucid's format has
+    no pickled objects, so this changes nothing)."""
+    _SAFE_GLOBALS.extend(safe_globals)
+
+
+def get_safe_globals():
+    """The objects given to :func:`add_safe_globals`."""
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals():
+    """Empties the list :func:`add_safe_globals` fills."""
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:
+    """Context manager form of :func:`add_safe_globals`: the objects are listed inside the block."""
+
+    def __init__(self, safe_globals):
+        self._globals = list(safe_globals)
+
+    def __enter__(self):
+        self._n = len(_SAFE_GLOBALS)
+        _SAFE_GLOBALS.extend(self._globals)
+
+    def __exit__(self, *exc):
+        del _SAFE_GLOBALS[self._n:]

@@ -26,7 +26,7 @@ from .autograd.function import Function as _Function
 
 __all__ = ["lgamma", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "i0", "i1", "i0e", "i1e", "sinc", "entr",
            "xlogy", "xlog1py", "float_power", "positive", "expit", "logit", "erf", "erfc", "erfinv", "ndtr", "exp2",
-           "expm1", "log1p", "round", "softmax", "log_softmax", "logsumexp"]
+           "expm1", "log1p", "round", "softmax", "log_softmax", "logsumexp", "gammainc", "gammaincc"]
 
 
 def _numpy64(x):
@@ -377,6 +377,56 @@ def logsumexp(input, dim, keepdim=False):
 
 
 
+class _Igamma(_Function):
+    """P(a, x) (``upper``: Q = 1 - P) elementwise; differentiable in x only, as PyTorch's (whose
+    derivative in a is not implemented)."""
+
+    _builtin_node = "Igamma"
+
+    @staticmethod
+    def forward(ctx, a, x, upper):
+        from .distributions._sampling import gammainc as _gammainc_np  # noqa: PLC0415
+
+        ctx.save_for_backward(a, x)
+        ctx.upper = upper
+        return _like(_gammainc_np(_numpy64(a), _numpy64(x), upper), x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, x = ctx.saved_tensors
+        density = _C.exp((a - 1) * _C.log(x) - x - lgamma(a))
+        return None, (-grad if ctx.upper else grad) * density, None
+
+
+class _Igammac(_Igamma):
+    _builtin_node = "Igammac"
+
+
+def _igamma(op, input, other, upper):
+    a, x = _pair(op, input, other)
+    from ._math_more import broadcast_tensors  # noqa: PLC0415
+
+    a, x = broadcast_tensors(a, x)
+    return (_Igammac if upper else _Igamma).apply(a.detach() if a.requires_grad else a, x, upper)
+
+
+def gammainc(input, other):
+    """The regularised lower incomplete gamma function ``P(input, other)`` (PyTorch's
+    ``igamma``); differentiable in ``other``."""
+    return _igamma("gammainc", input, other, False)
+
+
+def gammaincc(input, other):
+    """The regularised upper incomplete gamma function ``Q = 1 - P`` (PyTorch's ``igammac``);
+    differentiable in ``other``."""
+    return _igamma("gammaincc", input, other, True)
+
+
+def mvlgamma(input, p):
+    """``multigammaln(input, p)`` under PyTorch's top-level name."""
+    return multigammaln(input, p)
+
+
 def _polygamma_method(self, n):
     """``polygamma(n, self)``: the ``n``-th derivative of :func:`digamma`."""
     return polygamma(n, self)
@@ -386,6 +436,9 @@ def _attach():
     for name in ["lgamma", "digamma", "i0", "sinc", "xlogy", "float_power", "positive"]:
         if name not in vars(_C.Tensor):
             setattr(_C.Tensor, name, _method(globals()[name], name, globals()[name].__doc__))
+    for name, fn in [("igamma", gammainc), ("igammac", gammaincc), ("mvlgamma", mvlgamma)]:
+        if name not in vars(_C.Tensor):
+            setattr(_C.Tensor, name, _method(fn, name, fn.__doc__))
     if "polygamma" not in vars(_C.Tensor):
         _polygamma_method.__name__ = _polygamma_method.__qualname__ = "polygamma"
         setattr(_C.Tensor, "polygamma", _polygamma_method)

@@ -96,8 +96,13 @@ class FunctionCtx:
 class _FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
-        cls._backward_name = name + "Backward"
-        CUSTOM_NODE_NAMES.add(cls._backward_name)
+        # pylucid's own ops written as Functions name their node as PyTorch's built-in op
+        # (``_builtin_node = "LinalgCholeskyEx"`` prints ``LinalgCholeskyExBackward0``); a user's
+        # Function prints as PyTorch prints one, ``torch.autograd.function.MyFnBackward``.
+        builtin = attrs.get("_builtin_node")
+        cls._backward_name = (builtin or name) + "Backward"
+        if builtin is None:
+            CUSTOM_NODE_NAMES.add(cls._backward_name)
 
 
 class Function(metaclass=_FunctionMeta):

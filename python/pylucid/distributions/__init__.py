@@ -67,3 +67,14 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
            "TransformedDistribution", "Uniform", "VonMises", "Weibull", "constraints", "identity_transform",
            "kl_divergence", "register_kl", "transforms"]
+
+from .._submodule_alias import alias_submodules as _alias_submodules  # noqa: E402
+
+# PyTorch's one-file-per-distribution module paths (``from torch.distributions.normal import Normal``).
+_alias_submodules(__name__, (
+    "bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2", "constraints", "continuous_bernoulli",
+    "dirichlet", "distribution", "exponential", "fishersnedecor", "gamma", "geometric", "gumbel", "half_cauchy",
+    "half_normal", "independent", "kl", "kumaraswamy", "laplace", "log_normal", "logistic_normal",
+    "lowrank_multivariate_normal", "mixture_same_family", "multinomial", "multivariate_normal", "negative_binomial",
+    "normal", "one_hot_categorical", "pareto", "poisson", "relaxed_bernoulli", "relaxed_categorical", "studentT",
+    "transformed_distribution", "transforms", "uniform", "utils", "von_mises", "weibull"))

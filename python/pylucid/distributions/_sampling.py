@@ -207,9 +207,11 @@ def _log_prefactor(a, x):
         return a * np.log(x) - x - _lgamma_np(a)
 
 
-def gammainc(a, x):
+def gammainc(a, x, upper=False):
     """The regularised lower incomplete gamma function P(a, x) for float64 numpy arrays (of one
-    shape): its power series below ``x = a + 1``, a Lentz continued fraction for 1 - P above."""
+    shape): its power series below ``x = a + 1``, a Lentz continued fraction for 1 - P above.
+    With ``upper``, Q = 1 - P, taken from the continued fraction itself where it is used (so a
+    tiny upper tail keeps its relative precision)."""
     a, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
     out = np.zeros(a.shape)
     eps = np.finfo(np.float64).eps
@@ -246,8 +248,12 @@ def gammainc(a, x):
             h = h * delta
             if np.all(np.abs(delta - 1.0) < eps):
                 break
-        out[frac] = 1.0 - np.exp(_log_prefactor(aa, xx)) * h
-    out[np.isposinf(x)] = 1.0
+        q = np.exp(_log_prefactor(aa, xx)) * h
+        out[frac] = q if upper else 1.0 - q
+    if upper:
+        rest = ~frac
+        out[rest] = 1.0 - out[rest]
+    out[np.isposinf(x)] = 0.0 if upper else 1.0
     out[np.isnan(a) | np.isnan(x)] = np.nan
     return out
 

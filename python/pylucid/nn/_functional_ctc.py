@@ -105,6 +105,8 @@ def _fn():
     from ..autograd.function import Function
 
     class CtcLoss(Function):
+        _builtin_node = "CtcLoss"
+
         @staticmethod
         def forward(ctx, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
             lp = log_probs.detach().double().numpy()
@@ -112,8 +114,7 @@ def _fn():
             nll, alpha, _, _ = _alpha_beta(lp, ext, skip, valid, input_lengths, target_lengths, False)
             ctx.args = (lp, ext, skip, valid, input_lengths, target_lengths, nll, zero_infinity)
             ctx.dtype = log_probs.dtype
-            out = np.where(np.isinf(nll), 0.0, nll) if zero_infinity else nll
-            return _C._from_numpy(np.ascontiguousarray(out)).to(log_probs.dtype)
+            return _C._from_numpy(np.ascontiguousarray(nll)).to(log_probs.dtype)
 
         @staticmethod
         def backward(ctx, g):
@@ -197,6 +198,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if not _FN:
         _FN.append(_fn())
     loss = _FN[0].apply(lp, seqs, il, tl, int(blank), bool(zero_infinity))
+    if zero_infinity:  # as PyTorch: a where after the loss node (whose backward zeroes those rows too)
+        loss = _C.where(loss.isinf(), loss.new_zeros(()), loss)
     if reduction == "mean":
         from .._tensor import tensor
         denom = tensor(np.maximum(tl, 1).astype(np.float64)).to(loss.dtype)

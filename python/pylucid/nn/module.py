@@ -98,6 +98,7 @@ class Module:
             object.__setattr__(self, reg, OrderedDict())
         object.__setattr__(self, "_hooks_with_kwargs", set())
         object.__setattr__(self, "_hooks_always_call", set())
+        object.__setattr__(self, "_hooks_public", set())
 
     def __setstate__(self, state):
         self.__dict__.update(state)
@@ -105,6 +106,7 @@ class Module:
             self.__dict__.setdefault(reg, OrderedDict())
         self.__dict__.setdefault("_hooks_with_kwargs", set())
         self.__dict__.setdefault("_hooks_always_call", set())
+        self.__dict__.setdefault("_hooks_public", set())
 
     # ---- registration --------------------------------------------------------------------
 
@@ -392,77 +394,197 @@ class Module:
 
     # ---- state ---------------------------------------------------------------------------
 
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
-        """An ordered dict of every parameter and persistent buffer by qualified name. Values
-        are detached tensors sharing memory with the module (``keep_vars`` keeps Parameters)."""
-        out = OrderedDict() if destination is None else destination
+    _version = 1  # recorded per module in state_dict()._metadata, as PyTorch's
+
+    def get_extra_state(self):
+        """Override (with ``set_extra_state``) to save non-tensor state: what it returns is
+        stored under ``<prefix>_extra_state`` in ``state_dict()``."""
+        raise _C.LucidError("Reached a code path in Module.get_extra_state() that should never be called.")
+
+    def set_extra_state(self, state):
+        """Override (with ``get_extra_state``): receives the ``_extra_state`` entry on load."""
+        raise _C.LucidError("Reached a code path in Module.set_extra_state() that should never be called.")
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """Puts this module's own parameters, persistent buffers and extra state (not its
+        children's) into ``destination`` under ``prefix``; override to change what is saved."""
         for name, p in self._parameters.items():
             if p is not None:
-                out[prefix + name] = p if keep_vars else p.detach()
+                destination[prefix + name] = p if keep_vars else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent:
-                out[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """An ordered dict of every parameter and persistent buffer by qualified name. Values
+        are detached tensors sharing memory with the module (``keep_vars`` keeps Parameters).
+        As PyTorch's: each module writes its own entries with ``_save_to_state_dict`` (so
+        subclasses may override it), ``_metadata`` records every module's ``_version``, and the
+        ``register_state_dict_pre_hook``/``register_state_dict_post_hook`` hooks run around it."""
+        if args:  # PyTorch's deprecated positional form (destination, prefix, keep_vars)
+            destination = args[0]
+            if len(args) > 1:
+                prefix = args[1]
+            if len(args) > 2:
+                keep_vars = args[2]
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in list(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
-                m.state_dict(out, prefix + name + ".", keep_vars)
-        return out
+                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hid, hook in list(self._state_dict_hooks.items()):
+            result = hook(self, destination, prefix, local_metadata)
+            if result is not None:
+                if hid in self._hooks_public:
+                    raise _C.LucidError("state_dict post-hook must return None")
+                destination = result
+        return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        """Loads this module's own parameters, persistent buffers and extra state from
+        ``state_dict`` (entries under ``prefix``), appending to ``missing_keys``,
+        ``unexpected_keys`` and ``error_msgs`` as PyTorch's does; subclasses override it to
+        rename or convert old checkpoints' entries before calling it."""
+        from .. import no_grad
+
+        for hook in list(self._load_state_dict_pre_hooks.values()):
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        local_state = [(k, v) for k, v in self._parameters.items() if v is not None]
+        local_state += [(k, v) for k, v in self._buffers.items() if v is not None and k not in self._non_persistent]
+        assign = local_metadata.get("assign", False)
+        for name, param in local_state:
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+                                  f"object from checkpoint but received {type(value)}")
+                continue
+            if tuple(value.shape) != tuple(param.shape):
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape!r} from "
+                                  f"checkpoint, the shape in current model is {param.shape!r}.")
+                continue
+            if assign:
+                if name in self._parameters:
+                    self._parameters[name] = value if isinstance(value, Parameter) else \
+                        Parameter(value, param.requires_grad)
+                else:
+                    self._buffers[name] = value
+            else:
+                with no_grad():
+                    param.copy_(value)
+        extra_key = prefix + "_extra_state"
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            own = {k for k, _ in local_state}
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_key:
+                    head = key[len(prefix):].split(".", 1)[0]
+                    if head not in self._modules and head not in own:
+                        unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy tensors from ``state_dict`` into this module's parameters and buffers.
 
-        With ``strict`` (default) missing and unexpected keys raise LucidError naming them; a
-        shape mismatch always raises ShapeMismatch. The message lists every problem as PyTorch's
-        does. Nothing is modified unless every check passes. Returns the named tuple ``(missing_keys, unexpected_keys)``. With ``assign``
-        the module takes the given tensors themselves (as Parameters where it had Parameters)
-        instead of copying into its own.
+        As PyTorch's: every module loads its own entries with ``_load_from_state_dict`` (which
+        subclasses may override), load pre/post hooks run, and the problems are collected: with
+        ``strict`` (default) missing and unexpected keys raise LucidError naming them, a shape
+        mismatch always raises ShapeMismatch, one line per problem as PyTorch's message (the
+        entries that fit are copied, as in PyTorch). Returns the named tuple
+        ``(missing_keys, unexpected_keys)``. With ``assign`` the module takes the given tensors
+        themselves (as Parameters where it had Parameters) instead of copying into its own.
         """
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise _C.DtypeMismatch(f"load_state_dict: expected a dict-like state_dict, got "
                                    f"{type(state_dict).__name__}")
-        from .. import no_grad
+        missing: list[str] = []
+        unexpected: list[str] = []
+        error_msgs: list[str] = []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
 
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors, shape_error = [], False
-        if strict and missing:
-            errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
-        if strict and unexpected:
-            errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
-        for k, t in own.items():
-            if k not in state_dict:
-                continue
-            v = state_dict[k]
-            if not isinstance(v, Tensor):
-                raise _C.DtypeMismatch(f"load_state_dict: value for '{k}' is a {type(v).__name__}, "
-                                       "expected a Tensor")
-            if tuple(v.shape) != tuple(t.shape):
-                shape_error = True
-                errors.append(f"size mismatch for {k}: copying a param with shape {v.shape!r} from checkpoint, "
-                              f"the shape in current model is {t.shape!r}.")
-        if errors:  # PyTorch's message: every problem, one per line
+        def load(module, local_state_dict, prefix=""):
+            local_metadata = dict(metadata.get(prefix[:-1], {})) if metadata is not None else {}
+            if assign:
+                local_metadata["assign"] = True
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing, unexpected,
+                                         error_msgs)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
+                         child_prefix)
+            incompatible = _IncompatibleKeys(missing, unexpected)
+            for hook in list(module._load_state_dict_post_hooks.values()):
+                if hook(module, incompatible) is not None:
+                    raise _C.LucidError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                        "expected to return new values.")
+
+        load(self, state_dict)
+        shape_error = any(m.startswith("size mismatch") for m in error_msgs)
+        if strict:
+            if unexpected:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                error_msgs.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if error_msgs:  # PyTorch's message: every problem, one per line
             err = _C.ShapeMismatch if shape_error else _C.LucidError
-            raise err(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
-        if assign:
-            for k in own:
-                if k in state_dict:
-                    self._assign(k, state_dict[k])
-            return _IncompatibleKeys(missing, unexpected)
-        with no_grad():
-            for k, t in own.items():
-                if k in state_dict:
-                    t.copy_(state_dict[k])
+            raise err(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(error_msgs))
         return _IncompatibleKeys(missing, unexpected)
 
-    def _assign(self, key, value):
-        mod_path, _, name = key.rpartition(".")
-        mod = self.get_submodule(mod_path)
-        if name in mod._parameters:
-            old = mod._parameters[name]
-            mod._parameters[name] = value if isinstance(value, Parameter) else \
-                Parameter(value, old.requires_grad if old is not None else True)
-        else:
-            mod._buffers[name] = value
+    def register_state_dict_pre_hook(self, hook):
+        """Registers ``hook(module, prefix, keep_vars)``, called before this module's entries are
+        put into a ``state_dict()``. Returns a ``RemovableHandle``."""
+        return self._add_hook("_state_dict_pre_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """Registers ``hook(module, state_dict, prefix, local_metadata)``, called after this
+        module's (and its children's) entries are in the ``state_dict``; it may edit it in place
+        and must return None. Returns a ``RemovableHandle``."""
+        handle = self._add_hook("_state_dict_hooks", hook)
+        self._hooks_public.add(handle.id)
+        return handle
+
+    def _register_state_dict_hook(self, hook):
+        """PyTorch's older post hook, which may return a new state_dict."""
+        return self._add_hook("_state_dict_hooks", hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """Registers ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)``, called before this module loads its entries (it may
+        rename or convert them in ``state_dict``). Returns a ``RemovableHandle``."""
+        return self._add_hook("_load_state_dict_pre_hooks", hook)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """PyTorch's older load pre-hook: ``hook(state_dict, prefix, ...)`` without the module
+        unless ``with_module``."""
+        return self._add_hook("_load_state_dict_pre_hooks", hook if with_module else
+                              (lambda module, *args: hook(*args)))
+
+    def register_load_state_dict_post_hook(self, hook):
+        """Registers ``hook(module, incompatible_keys)``, called after this module and its
+        children loaded; it may edit ``missing_keys``/``unexpected_keys`` in place (clearing
+        them silences strict mode) and must return None. Returns a ``RemovableHandle``."""
+        return self._add_hook("_load_state_dict_post_hooks", hook)
 
     # ---- hooks -----------------------------------------------------------------------------
 
@@ -483,6 +605,7 @@ class Module:
             hooks.pop(hid, None)
             self._hooks_with_kwargs.discard(hid)
             self._hooks_always_call.discard(hid)
+            self._hooks_public.discard(hid)
         handle = RemovableHandle(remove)
         handle.id = hid
         return handle
@@ -612,4 +735,6 @@ class Module:
                       | set(self._modules))
 
 
-_HOOK_REGISTRIES = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+_HOOK_REGISTRIES = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks",
+                    "_state_dict_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks",
+                    "_load_state_dict_post_hooks")

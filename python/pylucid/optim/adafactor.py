@@ -7,7 +7,7 @@ from .. import _C
 from .._compat_extra import finfo
 from .._tensor import full, zeros_like
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _scalar_dtype
 
 __all__ = ["Adafactor"]
 
@@ -54,7 +54,7 @@ class Adafactor(Optimizer):
                 eps1, eps2 = group["eps"]
                 for p, grad, state in self._with_grads(group):
                     if not state:
-                        state["step"] = full((), 0.0, dtype=_C.dtype.float32)
+                        state["step"] = full((), 0.0, dtype=_scalar_dtype())
                         if grad.dim() > 1:
                             state["row_var"] = grad.new_zeros(list(grad.shape[:-1]) + [1])
                             state["col_var"] = grad.new_zeros(list(grad.shape[:-2]) + [1, grad.shape[-1]])

@@ -2,8 +2,8 @@
 from .. import _C
 from .._C import Tensor
 from .._errors import InvalidValue as _InvalidValue
-from .._tensor import float32, zeros, zeros_like
-from .optimizer import Optimizer
+from .._tensor import zeros, zeros_like
+from .optimizer import Optimizer, _scalar_dtype
 
 __all__ = ["Adam", "AdamW"]
 
@@ -17,7 +17,7 @@ class Adam(Optimizer):
         p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 
     (``amsgrad`` uses the running maximum of v.) State per parameter: ``step`` (a 0-d float32
-    tensor), ``exp_avg``, ``exp_avg_sq`` (and ``max_exp_avg_sq``). Each group is updated by one
+    tensor, float64 under a float64 default dtype), ``exp_avg``, ``exp_avg_sq`` (and ``max_exp_avg_sq``). Each group is updated by one
     fused C++ call over all of its parameters.
 
     >>> import pylucid
@@ -50,9 +50,9 @@ class Adam(Optimizer):
                     "decoupled_weight_decay": bool(decoupled_weight_decay) or self._decoupled}
         super().__init__(params, defaults)
 
-    def _init_state(self, p, amsgrad):
+    def _init_state(self, p, amsgrad, fused=False):
         s = self.state[p]
-        s["step"] = zeros((), dtype=float32)
+        s["step"] = zeros((), dtype=_scalar_dtype(bool(fused)))
         s["exp_avg"] = zeros_like(p)
         s["exp_avg_sq"] = zeros_like(p)
         if amsgrad:
@@ -82,7 +82,7 @@ class Adam(Optimizer):
                         max_sqs.append(None)
                         steps.append(None)
                         continue
-                    s = self._init_state(p, amsgrad)
+                    s = self._init_state(p, amsgrad, group["fused"])
                 elif amsgrad and "max_exp_avg_sq" not in s:
                     s["max_exp_avg_sq"] = zeros_like(p)  # amsgrad switched on after some steps
                 exp_avgs.append(s.get("exp_avg"))

@@ -16,8 +16,8 @@ implementation); ``differentiable=True`` is refused.
 """
 from .. import _C
 from .._errors import InvalidValue as _InvalidValue
-from .._tensor import float32, full_like, ones, zeros, zeros_like
-from .optimizer import Optimizer
+from .._tensor import full_like, ones, zeros, zeros_like
+from .optimizer import Optimizer, _scalar_dtype
 
 __all__ = ["Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam", "RMSprop"]
 
@@ -51,7 +51,7 @@ class _Adaptive(Optimizer):
     _state_names: tuple[str, ...] = ()
 
     def _new_state(self, p, group):
-        s = {"step": zeros((), dtype=float32)}
+        s = {"step": zeros((), dtype=_scalar_dtype())}
         for n in self._state_names:
             if self._uses(n, group):
                 s[n] = zeros_like(p)
@@ -142,7 +142,7 @@ class Adagrad(_Adaptive):
         super().__init__(params, defaults)
 
     def _new_state(self, p, group):
-        return {"step": zeros((), dtype=float32),
+        return {"step": zeros((), dtype=_scalar_dtype(bool(group["fused"]))),
                 "sum": full_like(p, float(group["initial_accumulator_value"]))}
 
     def add_param_group(self, param_group):
@@ -204,7 +204,8 @@ class Adamax(_Adaptive):
 class NAdam(_Adaptive):
     """PyTorch's ``torch.optim.NAdam`` (Adam with Nesterov momentum and the momentum schedule
     ``mu_t = b1 (1 - 0.5 * 0.96^(t * momentum_decay))``); ``decoupled_weight_decay`` gives NAdamW.
-    State: ``step``, ``mu_product`` (float32, as PyTorch), ``exp_avg``, ``exp_avg_sq``."""
+    State: ``step``, ``mu_product`` (float32, float64 under a float64 default dtype, as PyTorch),
+    ``exp_avg``, ``exp_avg_sq``."""
 
     _state_names = ("exp_avg", "exp_avg_sq")
 
@@ -221,7 +222,7 @@ class NAdam(_Adaptive):
         super().__init__(params, defaults)
 
     def _new_state(self, p, group):
-        return {"step": zeros((), dtype=float32), "mu_product": ones((), dtype=float32),
+        return {"step": zeros((), dtype=_scalar_dtype()), "mu_product": ones((), dtype=_scalar_dtype()),
                 "exp_avg": zeros_like(p), "exp_avg_sq": zeros_like(p)}
 
     def _update(self, group, grads, lists, steps):

@@ -5,7 +5,7 @@ running (Polyak) average of the iterates once ``step > t0``, and ``eta`` decays 
 from .. import _C
 from .._tensor import full, zeros_like
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _scalar_dtype
 
 __all__ = ["ASGD"]
 
@@ -43,9 +43,9 @@ class ASGD(Optimizer):
                 lr, lambd, alpha, t0, wd = (group[k] for k in ("lr", "lambd", "alpha", "t0", "weight_decay"))
                 for p, grad, state in self._with_grads(group):
                     if not state:
-                        state["step"] = full((), 0.0, dtype=_C.dtype.float32)
-                        state["eta"] = full((), float(lr), dtype=_C.dtype.float32)
-                        state["mu"] = full((), 1.0, dtype=_C.dtype.float32)
+                        state["step"] = full((), 0.0, dtype=_scalar_dtype())
+                        state["eta"] = full((), float(lr), dtype=_scalar_dtype())
+                        state["mu"] = full((), 1.0, dtype=_scalar_dtype())
                         state["ax"] = zeros_like(p)
                     state["step"].add_(1)
                     if wd != 0:

@@ -29,6 +29,16 @@ class _Required:
 required = _Required()
 
 
+def _scalar_dtype(fused=False):
+    """The dtype of an optimizer's scalar state (``step``, NAdam's ``mu_product``, ASGD's ``eta``
+    and ``mu``), as PyTorch's ``_get_scalar_dtype``: float64 when the default dtype is float64
+    (so a float64 program's NAdam/ASGD coefficients are not rounded to float32), else float32;
+    always float32 for ``fused=True``."""
+    from .._tensor import get_default_dtype  # noqa: PLC0415
+
+    return _C.dtype.float64 if not fused and get_default_dtype() == _C.dtype.float64 else _C.dtype.float32
+
+
 class Optimizer:
     """Base class: subclasses pass their defaults and implement ``step()``."""
 

@@ -6,7 +6,7 @@ from .. import _C
 from .._errors import InvalidValue as _InvalidValue
 from .._tensor import full
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _scalar_dtype
 
 __all__ = ["Rprop"]
 
@@ -41,7 +41,7 @@ class Rprop(Optimizer):
                 lo, hi = group["step_sizes"]
                 for p, grad, state in self._with_grads(group):
                     if not state:
-                        state["step"] = full((), 0.0, dtype=_C.dtype.float32)
+                        state["step"] = full((), 0.0, dtype=_scalar_dtype())
                         state["prev"] = full(tuple(p.shape), 0.0, dtype=p.dtype)
                         state["step_size"] = full(tuple(grad.shape), float(group["lr"]), dtype=grad.dtype)
                     state["step"].add_(1)

@@ -1,0 +1,2 @@
+"""``torch.utils.data._utils``: the path older scripts import ``default_collate`` from."""
+from . import collate  # noqa: F401
