@@ -30,8 +30,7 @@ TensorImplPtr empty_strided_dense(const Shape& shape, const Shape& strides, DTyp
   return t;
 }
 
-TensorImplPtr empty_elementwise(const Shape& shape, DType dtype, std::initializer_list<const TensorImpl*> inputs) {
-  if (!KeepLayout::on || shape.size() < 2) return empty(shape, dtype);
+TensorImplPtr empty_with_layout(const Shape& shape, DType dtype, std::initializer_list<const TensorImpl*> inputs) {
   bool all_contiguous = true, same_shape = true;
   for (const TensorImpl* t : inputs) {
     all_contiguous = all_contiguous && t->is_contiguous();

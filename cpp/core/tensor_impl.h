@@ -76,7 +76,8 @@ TensorImplPtr empty_strided_dense(const Shape& shape, const Shape& strides, DTyp
 // follow it inside a KeepLayout scope (set by the bindings); ops called from C++ (backward
 // formulas, composite kernels that read raw buffers) keep getting row-major outputs.
 struct KeepLayout {
-  static inline thread_local bool on = false;
+  // initial-exec: read with one fs-relative load on the per-op path (no __tls_get_addr call)
+  static inline thread_local bool on __attribute__((tls_model("initial-exec"))) = false;
   bool prev;
   KeepLayout() : prev(on) { on = true; }
   ~KeepLayout() { on = prev; }
@@ -92,7 +93,12 @@ inline bool same_dense_layout(const TensorImpl& x, const TensorImpl& out) {
 }
 // The output of an elementwise op over `inputs` (broadcast to `shape`): see the note above;
 // row-major outside a KeepLayout scope.
-TensorImplPtr empty_elementwise(const Shape& shape, DType dtype, std::initializer_list<const TensorImpl*> inputs);
+TensorImplPtr empty_with_layout(const Shape& shape, DType dtype, std::initializer_list<const TensorImpl*> inputs);
+inline TensorImplPtr empty_elementwise(const Shape& shape, DType dtype,
+                                       std::initializer_list<const TensorImpl*> inputs) {
+  if (!KeepLayout::on || shape.size() < 2) return empty(shape, dtype);
+  return empty_with_layout(shape, dtype, inputs);
+}
 // A view sharing `base`'s storage (no autograd; the op that calls it records its node).
 TensorImplPtr make_view(const TensorImplPtr& base, Shape shape, Shape strides, int64_t offset);
 // `t` itself when contiguous, else a contiguous copy (no autograd).

@@ -59,8 +59,11 @@ TensorImplPtr unary_apply(const char* name, const TensorImplPtr& a, FFactory mak
 template <bool ToBool = false, Dtypes D = Dtypes::All, class FFactory>
 TensorImplPtr binary_apply(const char* name, const Shape& shape, const TensorImplPtr& a,
                            const TensorImplPtr& b, FFactory make) {
-  auto out = empty_elementwise(shape, ToBool ? DType::Bool : a->dtype, {a.get(), b.get()});
-  const bool flat = same_dense_layout(*a, *out) && same_dense_layout(*b, *out);
+  // Contiguous operands of the output's shape (the per-op fast path): a row-major output, flat loops.
+  bool flat = a->shape == shape && b->shape == shape && a->is_contiguous() && b->is_contiguous();
+  auto out = flat ? empty(shape, ToBool ? DType::Bool : a->dtype)
+                  : empty_elementwise(shape, ToBool ? DType::Bool : a->dtype, {a.get(), b.get()});
+  flat = flat || (same_dense_layout(*a, *out) && same_dense_layout(*b, *out));
   auto fn = [&]<class T>() {
     auto f = make.template operator()<acc_t<T>>();
     return [f](T x, T y) { return kernels::convert<out_t<ToBool, T>>(f(acc_t<T>(x), acc_t<T>(y))); };
@@ -155,7 +158,7 @@ void elementwise_forward(const char* name, const TensorImplPtr& x, const TensorI
   LUCID_APPLY_DISPATCH(D, x->dtype, name, [&] {
     using T = scalar_t;
     auto f = fn.template operator()<T>();
-    if (same_dense_layout(*x, *out))
+    if ((x->is_contiguous() && out->is_contiguous()) || same_dense_layout(*x, *out))
       flat1<Op>(x->numel(), out->template data<T>(), x->template data<T>(), f);
     else
       kernels::map1(x->shape, out->template data<T>(), out->strides, x->template data<T>(), x->strides, f);
