@@ -30,6 +30,21 @@ __attribute__((target("avx2,fma"), optimize("fp-contract=off"))) void fp_exact_a
 }
 #endif
 
+// Vec::run(a...) in the best vector copy this CPU runs when kVector (float and double steps),
+// else, and on CPUs without FMA, Base::run(a...) as compiled.
+template <bool kVector, class Vec, class Base, class... Args>
+void run_fp_exact(Args... a) {
+  if constexpr (kVector) {
+#if LUCID_X86_DISPATCH
+    if (cpu_has(Isa::Avx512)) return fp_exact_avx512<Vec>(a...);
+    if (cpu_has(Isa::Avx2Fma)) return fp_exact_avx2_fma<Vec>(a...);
+#endif
+  }
+  Base::run(a...);
+}
+template <class T>
+inline constexpr bool kFmaSteps = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
 // Memory accesses are unconditional so the loops vectorize: options are factors or selects of
 // computed values; the flags that decide whether a tensor is written (momentum, amsgrad), and
 // the choice of lerp formula, are template parameters.
@@ -68,15 +83,8 @@ template <bool kMomentum, class T>
 void sgd_loop(int64_t n, T* param, const T* grad, T* buf, bool init_buf, const SgdStep& s) {
   const SgdStep* st = &s;
   parallel_ranges(n, [=](int64_t lo, int64_t hi) {
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-#if LUCID_X86_DISPATCH
-      if (cpu_has(Isa::Avx512))
-        return fp_exact_avx512<SgdRange<kMomentum, true, T>>(lo, hi, param, grad, buf, init_buf, st);
-      if (cpu_has(Isa::Avx2Fma))
-        return fp_exact_avx2_fma<SgdRange<kMomentum, true, T>>(lo, hi, param, grad, buf, init_buf, st);
-#endif
-    }
-    SgdRange<kMomentum, false, T>::run(lo, hi, param, grad, buf, init_buf, st);
+    run_fp_exact<kFmaSteps<T>, SgdRange<kMomentum, true, T>, SgdRange<kMomentum, false, T>>(lo, hi, param, grad, buf,
+                                                                                          init_buf, st);
   });
 }
 
@@ -126,22 +134,12 @@ struct AdamRange {
   }
 };
 
-
 template <bool kAmsgrad, bool kSmallWeight, class T>
 void adam_loop(int64_t n, T* param, const T* grad, T* exp_avg, T* exp_avg_sq, T* max_sq, const AdamStep& s) {
   const AdamStep* st = &s;
   parallel_ranges(n, [=](int64_t lo, int64_t hi) {
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-#if LUCID_X86_DISPATCH
-      if (cpu_has(Isa::Avx512))
-        return fp_exact_avx512<AdamRange<kAmsgrad, kSmallWeight, true, T>>(lo, hi, param, grad, exp_avg,
-                                                                                   exp_avg_sq, max_sq, st);
-      if (cpu_has(Isa::Avx2Fma))
-        return fp_exact_avx2_fma<AdamRange<kAmsgrad, kSmallWeight, true, T>>(lo, hi, param, grad, exp_avg,
-                                                                                     exp_avg_sq, max_sq, st);
-#endif
-    }
-    AdamRange<kAmsgrad, kSmallWeight, false, T>::run(lo, hi, param, grad, exp_avg, exp_avg_sq, max_sq, st);
+    run_fp_exact<kFmaSteps<T>, AdamRange<kAmsgrad, kSmallWeight, true, T>, AdamRange<kAmsgrad, kSmallWeight, false, T>>(
+        lo, hi, param, grad, exp_avg, exp_avg_sq, max_sq, st);
   });
 }
 
