@@ -97,9 +97,9 @@ struct AccumulateGrad final : Node {
 
 // t.grad += g, where g has t's shape: the first gradient is copied into a fresh buffer (g may be
 // shared with other leaves or with the caller) unless `owned` says the caller handed over the only
-// reference to a dense buffer of t's dtype, which is then kept as is; later ones are added in place. Used by leaves
-// (AccumulateGrad) and by non-leaf tensors that retain_grad(). Under grad mode (create_graph)
-// the sum is recorded out of place instead, so .grad keeps its graph.
+// reference to a dense buffer of t's dtype, which is then kept as is; later ones are added in
+// place. Used by leaves (AccumulateGrad) and by non-leaf tensors that retain_grad(). Under grad
+// mode (create_graph) the sum is recorded out of place instead, so .grad keeps its graph.
 void accumulate_grad(TensorImpl& t, const TensorImplPtr& g, bool owned = false);
 
 // A leaf's gradient g (same numel) in the leaf's shape, as a view when possible.

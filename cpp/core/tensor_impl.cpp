@@ -31,12 +31,8 @@ TensorImplPtr empty_strided_dense(const Shape& shape, const Shape& strides, DTyp
 }
 
 TensorImplPtr empty_with_layout(const Shape& shape, DType dtype, std::initializer_list<const TensorImpl*> inputs) {
-  bool all_contiguous = true, same_shape = true;
-  for (const TensorImpl* t : inputs) {
-    all_contiguous = all_contiguous && t->is_contiguous();
-    same_shape = same_shape && t->shape == shape;
-  }
-  if (all_contiguous) return empty(shape, dtype);
+  bool same_shape = true;
+  for (const TensorImpl* t : inputs) same_shape = same_shape && t->shape == shape;
   const TensorImpl* first = *inputs.begin();
   if (same_shape && is_dense_permutation(shape, first->strides)) {
     bool same = true;

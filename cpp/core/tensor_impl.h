@@ -84,20 +84,22 @@ struct KeepLayout {
   KeepLayout(const KeepLayout&) = delete;
   KeepLayout& operator=(const KeepLayout&) = delete;
 };
-// Whether x and out (same shape) cover their elements in the same order as one dense block each,
+// Whether x and out, of one shape, cover their elements in the same order as one dense block each,
 // so an elementwise loop may run over both as flat arrays.
 inline bool same_dense_layout(const TensorImpl& x, const TensorImpl& out) {
-  if (x.shape != out.shape) return false;
   if (x.is_contiguous() && out.is_contiguous()) return true;
   return x.strides == out.strides && is_dense_permutation(out.shape, out.strides);
 }
-// The output of an elementwise op over `inputs` (broadcast to `shape`): see the note above;
-// row-major outside a KeepLayout scope.
+// The output of an elementwise op over `inputs` (broadcast to `shape`): see the note above.
+// Row-major outside a KeepLayout scope and when every input is contiguous (the per-op fast path,
+// inline); empty_with_layout works out the rest.
 TensorImplPtr empty_with_layout(const Shape& shape, DType dtype, std::initializer_list<const TensorImpl*> inputs);
 inline TensorImplPtr empty_elementwise(const Shape& shape, DType dtype,
                                        std::initializer_list<const TensorImpl*> inputs) {
-  if (!KeepLayout::on || shape.size() < 2) return empty(shape, dtype);
-  return empty_with_layout(shape, dtype, inputs);
+  if (KeepLayout::on && shape.size() >= 2)
+    for (const TensorImpl* t : inputs)
+      if (!t->is_contiguous()) return empty_with_layout(shape, dtype, inputs);
+  return empty(shape, dtype);
 }
 // A view sharing `base`'s storage (no autograd; the op that calls it records its node).
 TensorImplPtr make_view(const TensorImplPtr& base, Shape shape, Shape strides, int64_t offset);

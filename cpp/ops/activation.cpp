@@ -275,7 +275,7 @@ TensorImplPtr act(const TensorImplPtr& x, double a = 0, double b = 0) {
   Op op;
   op.a = a, op.b = b;
   auto xc = cast_raw(x, compute_dtype(Node::schema_v1, x->dtype));
-  auto out = xc->is_contiguous() ? empty(xc->shape, xc->dtype) : empty_elementwise(xc->shape, xc->dtype, {xc.get()});
+  auto out = empty_elementwise(xc->shape, xc->dtype, {xc.get()});
   elementwise_forward<Dtypes::Float>(Op::kName, xc, out, op);
   if (any_requires_grad({&x})) {
     auto n = std::make_shared<Node>();

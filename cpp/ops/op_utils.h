@@ -63,7 +63,8 @@ TensorImplPtr binary_apply(const char* name, const Shape& shape, const TensorImp
   bool flat = a->shape == shape && b->shape == shape && a->is_contiguous() && b->is_contiguous();
   auto out = flat ? empty(shape, ToBool ? DType::Bool : a->dtype)
                   : empty_elementwise(shape, ToBool ? DType::Bool : a->dtype, {a.get(), b.get()});
-  flat = flat || (same_dense_layout(*a, *out) && same_dense_layout(*b, *out));
+  flat = flat ||
+         (a->shape == shape && b->shape == shape && same_dense_layout(*a, *out) && same_dense_layout(*b, *out));
   auto fn = [&]<class T>() {
     auto f = make.template operator()<acc_t<T>>();
     return [f](T x, T y) { return kernels::convert<out_t<ToBool, T>>(f(acc_t<T>(x), acc_t<T>(y))); };
@@ -158,7 +159,7 @@ void elementwise_forward(const char* name, const TensorImplPtr& x, const TensorI
   LUCID_APPLY_DISPATCH(D, x->dtype, name, [&] {
     using T = scalar_t;
     auto f = fn.template operator()<T>();
-    if ((x->is_contiguous() && out->is_contiguous()) || same_dense_layout(*x, *out))
+    if (same_dense_layout(*x, *out))
       flat1<Op>(x->numel(), out->template data<T>(), x->template data<T>(), f);
     else
       kernels::map1(x->shape, out->template data<T>(), out->strides, x->template data<T>(), x->strides, f);

@@ -602,7 +602,7 @@ const OpSchema& kIsfiniteSchema = register_schema(
 template <class Op>
 void run_forward(const TensorImplPtr& x, const TensorImplPtr& out, const Op& op) {
   if constexpr (!requires { FlatF32<Op>::kNone; }) {
-    if (x->dtype == DType::Float32 && ((x->is_contiguous() && out->is_contiguous()) || same_dense_layout(*x, *out))) {
+    if (x->dtype == DType::Float32 && same_dense_layout(*x, *out)) {
       FlatF32<Op>::forward(x->template data<float>(), out->template data<float>(), x->numel());
       return;
     }
@@ -626,7 +626,7 @@ template <class Op>
 TensorImplPtr unary_op(const TensorImplPtr& x, const Op& op = Op{}) {
   using Node = UnaryBackward<Op>;
   auto xc = cast_raw(x, compute_dtype(Node::schema_v1, domain_dtype<Op>(x->dtype)));
-  auto out = xc->is_contiguous() ? empty(xc->shape, xc->dtype) : empty_elementwise(xc->shape, xc->dtype, {xc.get()});
+  auto out = empty_elementwise(xc->shape, xc->dtype, {xc.get()});
   run_forward(xc, out, op);
   if (any_requires_grad({&x})) {
     auto n = std::make_shared<Node>();
