@@ -163,6 +163,12 @@ TensorImplPtr masked_fill_value(const TensorImplPtr& t, py::handle v, const char
   return o;
 }
 
+// memory_format=None or torch.preserve_format (the default of clone and to): the copy keeps a dense
+// input's layout (NOTE [elementwise output layout]); any other format gives row-major.
+bool preserves_format(py::handle fmt) {
+  return fmt.is_none() || std::string(py::str(fmt)).find("preserve") != std::string::npos;
+}
+
 TensorImplPtr to_py(const TensorImplPtr& t, const py::args& args, const py::kwargs& kw) {
   DType d = t->dtype;
   bool copy = false, preserve = true;
@@ -183,11 +189,11 @@ TensorImplPtr to_py(const TensorImplPtr& t, const py::args& args, const py::kwar
     if (key == "dtype") d = v.is_none() ? d : dtype_value(v, "to");
     else if (key == "device") { if (!v.is_none()) device(v); }
     else if (key == "copy") copy = bool_value(v, "to", "copy");
-    else if (key == "memory_format") preserve = v.is_none() || std::string(py::str(v)).find("preserve") != std::string::npos;
+    else if (key == "memory_format") preserve = preserves_format(v);
     else if (key != "non_blocking")
       throw DtypeMismatch(str("to: unexpected keyword argument '", key, "'"));
   }
-  std::optional<KeepLayout> keep;  // preserve_format (the default): the copy keeps t's layout when dense
+  std::optional<KeepLayout> keep;
   if (preserve) keep.emplace();
   return to(t, d, copy);
 }
@@ -386,8 +392,8 @@ LUCID_BINDING(ops_shape, 11) {
              "and every format gives the row-major layout.",
              py::arg("memory_format") = py::none());
   both("clone", [](T t, py::handle fmt) {
-    std::optional<KeepLayout> keep;  // preserve_format (the default): x's layout when dense
-    if (fmt.is_none() || std::string(py::str(fmt)).find("preserve") != std::string::npos) keep.emplace();
+    std::optional<KeepLayout> keep;
+    if (preserves_format(fmt)) keep.emplace();
     return clone(t);
   }, doc::clone, py::kw_only(),
        py::arg("memory_format") = py::none());
