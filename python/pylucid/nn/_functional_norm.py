@@ -91,7 +91,7 @@ _EPS: dict = {}  # dtype -> finfo(dtype).eps, filled on first use (finfo costs m
 
 
 def _finfo_eps(input):
-    dtype = getattr(input, "dtype", None) if isinstance(input, Tensor) else None
+    dtype = input.dtype if isinstance(input, Tensor) else None
     eps = _EPS.get(dtype)
     if eps is None:
         from .._compat_extra import _FLOATS, finfo
