@@ -116,6 +116,45 @@ def test_linear_backward_split_matches_one_thread(threads):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-2)
 
 
+def _step_results(seed=0):
+    """Outputs and gradients of ops whose kernels split work over threads: reductions of every
+    layout (bias-gradient column sums, a long full sum, row sums), norms, softmax, gelu, matmul
+    and the gradient-norm clip, in float64 and float32."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for dt in (pylucid.float64, pylucid.float32):
+        x = pylucid.tensor(rng.standard_normal((512, 384)), dtype=dt, requires_grad=True)
+        w = pylucid.tensor(rng.standard_normal((384, 256)), dtype=dt, requires_grad=True)
+        g = pylucid.tensor(rng.standard_normal(384), dtype=dt, requires_grad=True)
+        h = pylucid.nn.functional.rms_norm(x, (384,), g) @ w
+        y = pylucid.nn.functional.gelu(h).softmax(-1)
+        loss = y.sum(0).pow(2).sum() + h.sum() + x.prod(1).sum() + (x * x).mean(1).sum()
+        loss.backward()
+        norm = pylucid.nn.utils.clip_grad_norm_([x, w, g], 1.0)
+        long = pylucid.tensor(rng.standard_normal(300_001), dtype=dt)
+        out += [y.detach(), loss.detach(), x.grad, w.grad, g.grad, norm, long.sum(), long.abs().max(),
+                long.reshape(1, -1).amax(1), long[:300_000].reshape(3, -1).sum(1)]
+    return [t.numpy() for t in out]
+
+
+def test_contention_hold_changes_no_bits(threads):
+    """While the contention guard holds kernels to one thread (another process keeps a core
+    busy), every result keeps the bits the whole pool gives: splits depend on shapes only."""
+    pylucid.set_num_threads(2)
+    pooled = _step_results()
+    pylucid._C._hold_one_thread(60.0)
+    try:
+        assert pylucid.get_num_threads() == 2  # the configured pool, not the held count
+        held = _step_results()
+    finally:
+        pylucid._C._hold_one_thread(0)
+    pylucid.set_num_threads(1)
+    single = _step_results()
+    for a, b, c in zip(pooled, held, single):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+
+
 def test_memory_stats_keys():
     s = pylucid.memory_stats()
     assert set(s) == {"allocated_bytes", "peak_allocated_bytes", "cached_bytes", "cache_limit_bytes",

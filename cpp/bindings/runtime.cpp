@@ -21,7 +21,11 @@ LUCID_BINDING(runtime, 40) {
       py::arg("int"),
       "Sets the number of threads pylucid's kernels and its matrix products use (PyTorch's "
       "torch.set_num_threads). The default is the number of cores this process may use.");
-  m.def("get_num_threads", &num_threads, "The number of threads pylucid's kernels and matrix products use.");
+  m.def("get_num_threads", &configured_threads, "The number of threads pylucid's kernels and matrix products use.");
+  m.def(
+      "_hold_one_thread", [](double seconds) { hold_one_thread(int64_t(seconds * 1e9)); }, py::arg("seconds"),
+      "Runs kernels on one thread for the next `seconds`, as the contention guard does when another "
+      "process keeps a core busy (core/threads.h); 0 ends a hold.");
   m.def(
       "_cpu_capability",
       []() {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -37,6 +38,13 @@ int cgroup_cores() {
 
 std::atomic<int> g_threads{0};
 
+// The contention guard's state: until when kernels run on one thread (0: not held), and the next
+// hold's length.
+constexpr int64_t kLateRegionNs = 500'000;
+constexpr int64_t kFirstHoldNs = 50'000'000, kLongestHoldNs = 6'400'000'000;
+std::atomic<int64_t> g_hold_until{0};
+std::atomic<int64_t> g_next_hold{kFirstHoldNs};
+
 }  // namespace
 
 int default_num_threads() {
@@ -49,7 +57,7 @@ int default_num_threads() {
   return std::max(1, n);
 }
 
-int num_threads() {
+int configured_threads() {
   int n = g_threads.load(std::memory_order_relaxed);
   if (n > 0) return n;
   n = default_num_threads();
@@ -57,9 +65,36 @@ int num_threads() {
   return n;
 }
 
+int num_threads() {
+  const int n = configured_threads();
+  if (n > 1 && g_hold_until.load(std::memory_order_relaxed) != 0) {
+    if (now_ns() < g_hold_until.load(std::memory_order_relaxed)) return 1;
+    g_hold_until.store(0, std::memory_order_relaxed);  // try the whole pool again
+  }
+  return n;
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void hold_one_thread(int64_t ns) { g_hold_until.store(ns > 0 ? now_ns() + ns : 0, std::memory_order_relaxed); }
+
+void note_region_wait(int64_t own_ns, int64_t waited_ns) {
+  const int64_t hold = g_next_hold.load(std::memory_order_relaxed);
+  if (waited_ns > kLateRegionNs && 2 * waited_ns > own_ns) {
+    g_hold_until.store(now_ns() + hold, std::memory_order_relaxed);
+    g_next_hold.store(std::min(kLongestHoldNs, 2 * hold), std::memory_order_relaxed);
+  } else if (hold > kFirstHoldNs) {  // a clean region: the next hold is shorter
+    g_next_hold.store(std::max(kFirstHoldNs, hold / 2), std::memory_order_relaxed);
+  }
+}
+
 void set_num_threads(int n) {
   n = std::max(1, n);
   g_threads.store(n, std::memory_order_relaxed);
+  g_hold_until.store(0, std::memory_order_relaxed);
   omp_set_num_threads(n);  // regions without an explicit num_threads clause, on this thread
 }
 

@@ -3314,6 +3314,10 @@ def _hardswish(input: Tensor) -> Tensor:
     ...
 def _hardtanh(input: Tensor, min_val: typing.SupportsFloat | typing.SupportsIndex, max_val: typing.SupportsFloat | typing.SupportsIndex) -> Tensor:
     ...
+def _hold_one_thread(seconds: typing.SupportsFloat | typing.SupportsIndex) -> None:
+    """
+    Runs kernels on one thread for the next `seconds`, as the contention guard does when another process keeps a core busy (core/threads.h); 0 ends a hold.
+    """
 def _inplace_records(input: Tensor, others: collections.abc.Sequence[Tensor], op: str) -> builtins.bool:
     """
     Whether an in-place op on input (with these other operands) must be recorded by autograd; raises for a leaf that requires grad under grad mode.

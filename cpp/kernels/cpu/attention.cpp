@@ -5,8 +5,6 @@
 #endif
 #include "kernels/cpu/attention.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -210,8 +208,7 @@ void attention_forward(const AttnArgs<T>& a, T* out, T* lse) {
     while (b < items && (b / blocks) * head_cost + pre[size_t(b % blocks)] < target) ++b;
     start[size_t(t)] = b;
   }
-#pragma omp parallel for num_threads(nt) schedule(static)
-  for (int t = 0; t < nt; ++t) run(start[size_t(t)], start[size_t(t + 1)]);
+  parallel_threads(nt, [&](int t) { run(start[size_t(t)], start[size_t(t + 1)]); });
 }
 
 template <class T>
@@ -225,8 +222,7 @@ void attention_backward(const AttnArgs<T>& a, const T* out, const T* lse, const 
       backward_head_best(a, h, out, lse, gout, g, kt.get(), vt.get(), p.get(), dp.get(), pd.get());
   };
   if (nt <= 1) return run(0, a.heads);
-#pragma omp parallel for num_threads(nt) schedule(static)
-  for (int t = 0; t < nt; ++t) run(a.heads * t / nt, a.heads * (t + 1) / nt);
+  parallel_threads(nt, [&](int t) { run(a.heads * t / nt, a.heads * (t + 1) / nt); });
 }
 
 template void attention_forward<float>(const AttnArgs<float>&, float*, float*);

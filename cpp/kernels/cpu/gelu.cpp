@@ -141,11 +141,13 @@ void gelu_f32(const float* x, const float* g, float* out, int64_t n) {
   if (n < 2 * kParallelGrain) return gelu_block<Backward>(x, g, out, n);
   constexpr int64_t kBlock = 8192;  // elements per scheduling unit; a multiple of the vector width
   const int64_t blocks = (n + kBlock - 1) / kBlock;
-#pragma omp parallel for num_threads(threads_for_work(n)) schedule(static)
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int64_t i0 = b * kBlock, m = std::min(kBlock, n - i0);
-    gelu_block<Backward>(x + i0, Backward ? g + i0 : nullptr, out + i0, m);
-  }
+  const int nt = threads_for_work(n);
+  parallel_threads(nt, [&](int t) {
+    for (int64_t b = blocks * t / nt; b < blocks * (t + 1) / nt; ++b) {
+      const int64_t i0 = b * kBlock, m = std::min(kBlock, n - i0);
+      gelu_block<Backward>(x + i0, Backward ? g + i0 : nullptr, out + i0, m);
+    }
+  });
 }
 
 }  // namespace

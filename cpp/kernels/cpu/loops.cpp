@@ -7,8 +7,15 @@ namespace lucid::kernels {
 
 void parallel_threads(int nt, FnRef<void(int)> body) {
   if (nt <= 1) return body(0);
-#pragma omp parallel for num_threads(nt) schedule(static)
-  for (int t = 0; t < nt; ++t) body(t);
+  const int64_t start = now_ns();
+  int64_t own_end = start;  // when the calling thread finished its share (NOTE [contention guard])
+#pragma omp parallel num_threads(nt)
+  {
+#pragma omp for schedule(static) nowait
+    for (int t = 0; t < nt; ++t) body(t);
+    if (omp_get_thread_num() == 0) own_end = now_ns();
+  }
+  note_region_wait(own_end - start, now_ns() - own_end);
 }
 
 // Runs rows [r0, r1) of the plan; `base` are the operands' element pointers (as char* with size).

@@ -1,5 +1,7 @@
 #include "kernels/cpu/norm_channel.h"
 
+#include "core/threads.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -32,7 +34,7 @@ void parallel_for(int64_t n, int64_t work, F&& f) {
     for (int64_t i = 0; i < n; ++i) f(i);
     return;
   }
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(lucid::num_threads())
   for (int64_t i = 0; i < n; ++i) f(i);
 }
 

@@ -3,9 +3,9 @@
 // to chunks (reproducible), lane-split reductions the compiler vectorises without reassociating,
 // and row writes with optional streaming stores. Everything is internal to the including file.
 #pragma once
-#include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -16,6 +16,7 @@
 #include "core/dtype.h"
 #include "core/threads.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/loops.h"
 
 namespace lucid::kernels {
 namespace {
@@ -38,8 +39,10 @@ void for_chunks(int64_t chunks, F&& f) {
     f(int64_t(0));
     return;
   }
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t c = 0; c < chunks; ++c) f(c);
+  std::atomic<int64_t> next{0};
+  parallel_threads(int(std::min<int64_t>(lucid::num_threads(), chunks)), [&](int) {
+    for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) f(c);
+  });
 }
 inline int64_t chunk_begin(int64_t c, int64_t chunks, int64_t rows) { return rows * c / chunks; }
 
@@ -55,8 +58,7 @@ void combine_chunks(const A* partial, A* out, int64_t chunks, int64_t n) {
   };
   if (n * chunks < kSerialWork) return col(0, n);
   const int nt = lucid::num_threads();
-#pragma omp parallel for schedule(static)
-  for (int t = 0; t < nt; ++t) col(n * t / nt, n * (t + 1) / nt);
+  parallel_threads(nt, [&](int t) { col(n * t / nt, n * (t + 1) / nt); });
 }
 
 // ---- row primitives -----------------------------------------------------------------------

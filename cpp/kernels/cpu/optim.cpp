@@ -4,8 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
-
-#include <omp.h>
+#include <vector>
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
@@ -143,36 +142,46 @@ void adam_loop(int64_t n, T* param, const T* grad, T* exp_avg, T* exp_avg_sq, T*
   });
 }
 
+// The p-norm's sum (the largest |x| for p = inf) over fixed spans of kNormSpan elements, each in
+// kNormLanes interleaved partials, then the spans in order: the same bits on any number of
+// threads, and the lanes let the double adds vectorize. NaN propagates through the max.
+constexpr int64_t kNormSpan = int64_t(1) << 14;
+constexpr int kNormLanes = 8;
+
+template <class T, class Term, class Combine>
+double span_reduce(int64_t n, const T* x, Term term, Combine combine) {
+  auto span = [&](int64_t s) {
+    const int64_t i0 = s * kNormSpan, i1 = std::min(n, i0 + kNormSpan);
+    double lane[kNormLanes] = {};
+    int64_t i = i0;
+    for (; i + kNormLanes <= i1; i += kNormLanes)
+      for (int l = 0; l < kNormLanes; ++l) lane[l] = combine(lane[l], term(double(acc_t<T>(x[i + l]))));
+    for (; i < i1; ++i) lane[0] = combine(lane[0], term(double(acc_t<T>(x[i]))));
+    for (int w = kNormLanes / 2; w > 0; w /= 2)
+      for (int l = 0; l < w; ++l) lane[l] = combine(lane[l], lane[l + w]);
+    return lane[0];
+  };
+  const int64_t spans = (n + kNormSpan - 1) / kNormSpan;
+  if (spans <= 1) return n > 0 ? span(0) : 0.0;
+  std::vector<double> part(static_cast<size_t>(spans));
+  parallel_chunks(threads_for_work(n), spans, [&](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; ++s) part[size_t(s)] = span(s);
+  });
+  double acc = part[0];
+  for (int64_t s = 1; s < spans; ++s) acc = combine(acc, part[size_t(s)]);
+  return acc;
+}
+
 template <class T>
 double norm_impl(int64_t n, const T* x, double p) {
-  double acc = 0;
-  if (std::isinf(p)) {
-    bool nan = false;
-#pragma omp parallel for reduction(max : acc) reduction(|| : nan) if (n >= 2 * kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) {
-      double a = std::abs(double(acc_t<T>(x[i])));
-      if (a != a) nan = true;
-      acc = std::max(acc, a);
-    }
-    return nan ? std::numeric_limits<double>::quiet_NaN() : acc;
-  }
-  if (p == 2) {
-#pragma omp parallel for reduction(+ : acc) if (n >= 2 * kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) {
-      double a = double(acc_t<T>(x[i]));
-      acc += a * a;
-    }
-  } else if (p == 1) {
-#pragma omp parallel for reduction(+ : acc) if (n >= 2 * kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) acc += std::abs(double(acc_t<T>(x[i])));
-  } else if (p == 0) {
-#pragma omp parallel for reduction(+ : acc) if (n >= 2 * kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) acc += double(acc_t<T>(x[i])) != 0 ? 1.0 : 0.0;
-  } else {
-#pragma omp parallel for reduction(+ : acc) if (n >= 2 * kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) acc += std::pow(std::abs(double(acc_t<T>(x[i]))), p);
-  }
-  return acc;
+  const auto plus = [](double a, double b) { return a + b; };
+  if (std::isinf(p))
+    return span_reduce(n, x, [](double v) { return std::abs(v); },
+                       [](double a, double b) { return b != b || b > a ? b : a; });
+  if (p == 2) return span_reduce(n, x, [](double v) { return v * v; }, plus);
+  if (p == 1) return span_reduce(n, x, [](double v) { return std::abs(v); }, plus);
+  if (p == 0) return span_reduce(n, x, [](double v) { return v != 0 ? 1.0 : 0.0; }, plus);
+  return span_reduce(n, x, [p](double v) { return std::pow(std::abs(v), p); }, plus);
 }
 
 }  // namespace

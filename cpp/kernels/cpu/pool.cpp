@@ -1,7 +1,5 @@
 #include "kernels/cpu/pool.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -27,8 +25,9 @@ void for_planes(const PoolGeom& g, int64_t per_plane, F f) {
     for (int64_t p = 0; p < g.planes; ++p) f(p);
     return;
   }
-#pragma omp parallel for num_threads(nt) schedule(static)
-  for (int64_t p = 0; p < g.planes; ++p) f(p);
+  parallel_threads(nt, [&](int t) {
+    for (int64_t p = g.planes * t / nt; p < g.planes * (t + 1) / nt; ++p) f(p);
+  });
 }
 
 // Every window along the axis is `k` consecutive taps starting at k * o (kernel k, stride k, no

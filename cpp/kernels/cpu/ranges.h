@@ -2,8 +2,6 @@
 // contiguous chunk per thread. Each kernel's inner loop is then a plain loop over local restrict
 // pointers, which vectorizes (the fused optimizer steps).
 #pragma once
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdint>
 
@@ -17,12 +15,11 @@ inline void parallel_ranges(int64_t n, F body) {
     body(int64_t(0), n);
     return;
   }
-#pragma omp parallel
-  {
-    int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    int64_t chunk = (n + nt - 1) / nt, lo = std::min(n, t * chunk), hi = std::min(n, lo + chunk);
+  const int64_t nt = lucid::num_threads(), chunk = (n + nt - 1) / nt;
+  parallel_threads(int(nt), [&](int t) {
+    const int64_t lo = std::min(n, t * chunk), hi = std::min(n, lo + chunk);
     body(lo, hi);
-  }
+  });
 }
 
 }  // namespace lucid::kernels

@@ -3,13 +3,12 @@
 // dims form one block), so the fast paths are: inner == 1 (rows, folded with 4 independent
 // accumulators so the adds pipeline), inner > 1 (leading dims reduced: whole rows are added into
 // an accumulator tile, never a column walked with stride `inner`), and one long row split across
-// threads (a full reduction to a scalar). Partials are combined in index order, so results only
-// depend on the thread count. A reducer R provides:
+// threads (a full reduction to a scalar). Partials are combined in index order, and where a
+// reduction is split depends on the shape only, so results do not depend on the thread count.
+// A reducer R provides:
 //   Acc init(out_index); void visit(Acc&, In v, r); void combine(Acc& a, const Acc& b);
 //   Out finish(const Acc&, out_index)            (r: position along the reduced extent)
 #pragma once
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -53,21 +52,31 @@ void reduce_dense(const R& r, const typename R::In* x, typename R::Out* out, int
     return lane[0];
   };
 
+  // Long reductions with few outputs are split into kPieces partials along the reduced extent,
+  // combined in order. Whether to split, and where, depends on the shape only, so the result is
+  // the same bits on any number of threads (the contention guard changes the count at run time).
+  constexpr int kPieces = 8;
+  const bool split = total >= 2 * kParallelGrain && red >= 2 * kPieces;
+  auto piece = [&](int64_t p) { return red * p / kPieces; };
+  auto run_pieces = [&](auto&& fold_piece) {  // fold_piece(p) for every piece, over the threads
+    parallel_chunks(std::min(nt, kPieces), kPieces, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) fold_piece(p);
+    });
+  };
+
   if (inner == 1) {
-    if (nt == 1) {
-      for (int64_t o = 0; o < outer; ++o) out[o] = r.finish(fold_row(x + o * red, 0, red, o), o);
-    } else if (outer >= nt) {
-      parallel_chunks(nt, outer, [&](int64_t o0, int64_t o1) {
-        for (int64_t o = o0; o < o1; ++o) out[o] = r.finish(fold_row(x + o * red, 0, red, o), o);
-      });
-    } else {  // few long rows (a full reduction): split each row across threads
+    if (split && outer < kPieces) {  // few long rows (a full reduction): pieces of each row
       for (int64_t o = 0; o < outer; ++o) {
         const auto* p = x + o * red;
-        std::vector<Acc> part(nt, r.init(o));
-        parallel_threads(nt, [&](int t) { part[t] = fold_row(p, red * t / nt, red * (t + 1) / nt, o); });
-        for (int t = 1; t < nt; ++t) r.combine(part[0], part[t]);
+        std::vector<Acc> part(kPieces, r.init(o));
+        run_pieces([&](int64_t q) { part[size_t(q)] = fold_row(p, piece(q), piece(q + 1), o); });
+        for (int q = 1; q < kPieces; ++q) r.combine(part[0], part[size_t(q)]);
         out[o] = r.finish(part[0], o);
       }
+    } else {
+      parallel_chunks(std::min<int64_t>(nt, outer), outer, [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; ++o) out[o] = r.finish(fold_row(x + o * red, 0, red, o), o);
+      });
     }
     return;
   }
@@ -93,23 +102,20 @@ void reduce_dense(const R& r, const typename R::In* x, typename R::Out* out, int
     for (int64_t j = 0; j < w; ++j) out[o * inner + j0 + j] = r.finish(acc[j], o * inner + j0 + j);
   };
   const int64_t tw = std::min(inner, kTile);
-  if (nt == 1) {
-    std::vector<Acc> acc(tw);
-    for (int64_t job = 0; job < jobs; ++job) fold_tile(acc.data(), job, 0, red), store_tile(acc.data(), job);
-  } else if (jobs >= nt) {
-    parallel_chunks(nt, jobs, [&](int64_t j0, int64_t j1) {
+  if (split && jobs < kPieces) {  // few tiles, many rows (a bias gradient): partial tiles of row pieces
+    std::vector<Acc> part(size_t(kPieces) * size_t(tw));
+    for (int64_t job = 0; job < jobs; ++job) {
+      run_pieces([&](int64_t q) { fold_tile(part.data() + q * tw, job, piece(q), piece(q + 1)); });
+      const int64_t w = std::min(inner, (job % tiles) * kTile + kTile) - (job % tiles) * kTile;
+      for (int q = 1; q < kPieces; ++q)
+        for (int64_t j = 0; j < w; ++j) r.combine(part[j], part[q * tw + j]);
+      store_tile(part.data(), job);
+    }
+  } else {
+    parallel_chunks(std::min<int64_t>(nt, jobs), jobs, [&](int64_t j0, int64_t j1) {
       std::vector<Acc> acc(tw);
       for (int64_t job = j0; job < j1; ++job) fold_tile(acc.data(), job, 0, red), store_tile(acc.data(), job);
     });
-  } else {  // few tiles, many rows (a bias gradient): split the rows, combine partial tiles
-    std::vector<Acc> part(size_t(nt) * size_t(tw));
-    for (int64_t job = 0; job < jobs; ++job) {
-      parallel_threads(nt, [&](int t) { fold_tile(part.data() + t * tw, job, red * t / nt, red * (t + 1) / nt); });
-      const int64_t w = std::min(inner, (job % tiles) * kTile + kTile) - (job % tiles) * kTile;
-      for (int t = 1; t < nt; ++t)
-        for (int64_t j = 0; j < w; ++j) r.combine(part[j], part[t * tw + j]);
-      store_tile(part.data(), job);
-    }
   }
 }
 

@@ -1,7 +1,5 @@
 #include "kernels/cpu/reduce_rows.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -336,8 +334,7 @@ void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double di
   const int nt = row_threads(rows, n, kSumGrain);
   if (n <= kSumSpan) {
     if (nt == 1) return sum_rows_body(x, out, 0, rows, n, div);
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; ++t) sum_rows_body(x, out, rows * t / nt, rows * (t + 1) / nt, n, div);
+    parallel_threads(nt, [&](int t) { sum_rows_body(x, out, rows * t / nt, rows * (t + 1) / nt, n, div); });
     return;
   }
   // Long rows (a full sum among them): every span's partial, spans shared among threads, then
@@ -351,8 +348,9 @@ void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double di
   if (nt == 1) {
     for (int64_t i = 0; i < items; ++i) span(i);
   } else {
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t i = 0; i < items; ++i) span(i);
+    parallel_threads(nt, [&](int t) {
+      for (int64_t i = items * t / nt; i < items * (t + 1) / nt; ++i) span(i);
+    });
   }
   for (int64_t r = 0; r < rows; ++r) {
     double s = 0;
@@ -368,8 +366,7 @@ void arg_rows_f32(const float* x, int64_t rows, int64_t n, int64_t* idx, float* 
   const int nt = row_threads(rows, n, kRowGrain);
   if (nt == 1) return arg_rows_body<IsMax>(x, 0, rows, n, idx, vals);
   if (rows >= nt) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; ++t) arg_rows_body<IsMax>(x, rows * t / nt, rows * (t + 1) / nt, n, idx, vals);
+    parallel_threads(nt, [&](int t) { arg_rows_body<IsMax>(x, rows * t / nt, rows * (t + 1) / nt, n, idx, vals); });
     return;
   }
   // Few long rows (the flattened tensor): split each row; the first chunk holding the largest
@@ -377,9 +374,9 @@ void arg_rows_f32(const float* x, int64_t rows, int64_t n, int64_t* idx, float* 
   std::vector<ArgKey> part(static_cast<size_t>(nt));
   for (int64_t r = 0; r < rows; ++r) {
     const float* p = x + r * n;
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; ++t)
+    parallel_threads(nt, [&](int t) {
       arg_span_body<IsMax>(p + n * t / nt, n * (t + 1) / nt - n * t / nt, &part[size_t(t)]);
+    });
     int best = 0;
     for (int t = 1; t < nt; ++t)
       if (part[size_t(t)].key > part[size_t(best)].key) best = t;

@@ -21,7 +21,7 @@ void scan(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
   constexpr int64_t kChunk = 256;  // columns per task when inner > 1
   const int64_t chunks = (inner + kChunk - 1) / kChunk, tasks = outer * chunks;
   const bool par = outer * n * inner >= 2 * kParallelGrain && tasks > 1;
-#pragma omp parallel for schedule(static) if (par)
+#pragma omp parallel for schedule(static) if (par) num_threads(lucid::num_threads())
   for (int64_t t = 0; t < tasks; ++t) {
     const int64_t o = t / chunks, c0 = (t % chunks) * kChunk, c1 = std::min(inner, c0 + kChunk), w = c1 - c0;
     Acc acc[kChunk];
@@ -47,7 +47,7 @@ template <class T, class Acc>
 void cumprod_grad(const T* x, const T* y, const T* g, T* out, int64_t outer, int64_t n, int64_t inner) {
   const int64_t cols = outer * inner;
   const bool par = cols * n >= 2 * kParallelGrain && cols > 1;
-#pragma omp parallel for schedule(static) if (par)
+#pragma omp parallel for schedule(static) if (par) num_threads(lucid::num_threads())
   for (int64_t c = 0; c < cols; ++c) {
     const int64_t base = (c / inner) * n * inner + c % inner;
     auto at = [&](int64_t i) { return base + i * inner; };

@@ -63,7 +63,7 @@ void quick_select(std::vector<A>& v, std::vector<int64_t>& ix, int64_t k) {
 template <class T, class A>
 void kthvalue_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, int64_t k) {
   const bool par = rows > 1 && rows * n >= kParallelGrain;
-#pragma omp parallel if (par)
+#pragma omp parallel if (par) num_threads(lucid::num_threads())
   {
     std::vector<A> v(static_cast<size_t>(n));
     std::vector<int64_t> ix(static_cast<size_t>(n));
@@ -87,7 +87,7 @@ void kthvalue_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, i
 template <class T, class A>
 void median_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool ignore_nan) {
   const bool par = rows > 1 && rows * n >= kParallelGrain;
-#pragma omp parallel if (par)
+#pragma omp parallel if (par) num_threads(lucid::num_threads())
   {
     std::vector<std::pair<A, int64_t>> e;
     e.reserve(static_cast<size_t>(n));
@@ -130,7 +130,7 @@ void median_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, boo
 template <class T, class A>
 void mode_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n) {
   const bool par = rows > 1 && rows * n >= kParallelGrain;
-#pragma omp parallel if (par)
+#pragma omp parallel if (par) num_threads(lucid::num_threads())
   {
     std::vector<std::pair<A, int64_t>> e(static_cast<size_t>(n));
 #pragma omp for schedule(dynamic, 1)

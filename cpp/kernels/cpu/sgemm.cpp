@@ -3,10 +3,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
+#include "core/threads.h"
 #include "kernels/cpu/cpu_features.h"
 
 #if LUCID_X86_DISPATCH
@@ -305,9 +307,21 @@ void sgemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, MatLayout la,
   float* bbuf = abuf + nt * a_floats;
   if (nt == 1)
     return run_thread(0, 1, m, n, k, a, la, b, lb, beta, c, ldc, kb, mb_max, nb_max, abuf, a_floats, bbuf);
+  // The threads meet at barriers, so the contention guard is told how late the last one started.
+  const int64_t start = now_ns();
+  std::atomic<int64_t> last_start{start};
 #pragma omp parallel num_threads(nt)
-  run_thread(omp_get_thread_num(), omp_get_num_threads(), m, n, k, a, la, b, lb, beta, c, ldc, kb, mb_max, nb_max,
-             abuf, a_floats, bbuf);
+  {
+    if (omp_get_thread_num() > 0) {
+      const int64_t t = now_ns();
+      for (int64_t seen = last_start.load(); t > seen && !last_start.compare_exchange_weak(seen, t);) {
+      }
+    }
+    run_thread(omp_get_thread_num(), omp_get_num_threads(), m, n, k, a, la, b, lb, beta, c, ldc, kb, mb_max, nb_max,
+               abuf, a_floats, bbuf);
+  }
+  const int64_t late = last_start.load() - start;
+  note_region_wait(now_ns() - start - late, late);
 }
 
 #else  // no x86 dispatch: never available

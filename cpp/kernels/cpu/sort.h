@@ -116,7 +116,7 @@ void sort_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool 
   // Rows of float (or half) keys long enough to repay the histograms are radix sorted.
   if constexpr (std::is_same_v<A, float>) {
     if (n >= 256 && n < (int64_t(1) << 31)) {
-#pragma omp parallel if (par)
+#pragma omp parallel if (par) num_threads(lucid::num_threads())
       {
         std::vector<uint32_t> buf(static_cast<size_t>(4 * n));
         std::vector<std::pair<A, int64_t>> pairs;
@@ -146,7 +146,7 @@ void sort_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, bool 
       return;
     }
   }
-#pragma omp parallel if (par)
+#pragma omp parallel if (par) num_threads(lucid::num_threads())
   {
     std::vector<std::pair<A, int64_t>> buf(static_cast<size_t>(n));
 #pragma omp for schedule(dynamic, 1)
@@ -181,7 +181,7 @@ void topk_rows(const T* x, T* vals, int64_t* idx, int64_t rows, int64_t n, int64
   };
   const bool heap = k * 16 <= n;
   const bool par = rows > 1 && rows * n >= kParallelGrain;
-#pragma omp parallel if (par)
+#pragma omp parallel if (par) num_threads(lucid::num_threads())
   {
     std::vector<P> buf, pairs;
     buf.reserve(size_t(heap ? k : n));
