@@ -52,7 +52,8 @@ def test_gradients_of_permuted_outputs():
     np.testing.assert_allclose(x.grad.numpy(), 2 * xn * np.exp(xn * xn), rtol=1e-12)
 
 
-@pytest.mark.parametrize("case", ["vit_pos_dropout", "gelu_t", "clone_t", "bias_t", "slice", "perm3"])
+@pytest.mark.parametrize("case", ["vit_pos_dropout", "gelu_t", "clone_t", "bias_t", "slice", "perm3", "where_t",
+                                  "where_scalar_t", "masked_fill_t"])
 def test_strides_and_dropout_masks_match_torch(case):
     torch = pytest.importorskip("torch")
 
@@ -66,6 +67,9 @@ def test_strides_and_dropout_masks_match_torch(case):
             "bias_t": lambda: x.transpose(1, 2) * lib.ones(8),
             "slice": lambda: x[:, ::2].exp(),
             "perm3": lambda: x.permute(2, 0, 1) - x.permute(2, 0, 1).sin(),
+            "where_t": lambda: lib.where(x.transpose(1, 2) > 0, x.transpose(1, 2), lib.zeros(16, 8)),
+            "where_scalar_t": lambda: lib.where(x.transpose(0, 2) > 0, x.transpose(0, 2), 0.0),
+            "masked_fill_t": lambda: x.transpose(1, 2).masked_fill(x.transpose(1, 2) > 0, 1.0),  # row-major
         }
         y = exprs[case]()
         lib.manual_seed(1)

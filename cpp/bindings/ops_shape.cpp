@@ -154,6 +154,7 @@ TensorImplPtr where_py(py::handle cond, py::handle a, py::handle b) {
     tb = to_operand(ta, b);
   }
   if (!ta || !tb) throw DtypeMismatch(str("where: input and other must be Tensors or numbers, got ", type_name(a), " and ", type_name(b)));
+  KeepLayout keep;  // NOTE [elementwise output layout]
   return where(c, ta, tb);
 }
 

@@ -286,7 +286,8 @@ TensorImplPtr where(const TensorImplPtr& cond, const TensorImplPtr& a, const Ten
   LUCID_CHECK_DTYPE(cond->dtype == DType::Bool, "where: condition must be a bool tensor, got ", dtype_name(cond->dtype));
   DType dt = result_type(a, b);
   Shape shape = broadcast_shapes(cond->shape, broadcast_shapes(a->shape, b->shape, "where"), "where");
-  auto out = where_raw(cond, cast_raw(a, dt), cast_raw(b, dt), shape, "where");
+  auto out = empty_elementwise(shape, dt, {cond.get(), a.get(), b.get()});  // NOTE [elementwise output layout]
+  where_into(out, cond, cast_raw(a, dt), cast_raw(b, dt), "where");
   if (any_requires_grad({&a, &b}) && is_floating(dt)) {
     auto n = std::make_shared<WhereBackward>();
     n->a_shape_ = a->shape, n->b_shape_ = b->shape, n->a_dtype_ = a->dtype, n->b_dtype_ = b->dtype;
