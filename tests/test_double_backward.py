@@ -441,3 +441,17 @@ def test_cross_entropy_third_order_gradgradcheck(reduction, smoothing, weighted)
         return pylucid.autograd.grad(loss, a, create_graph=True)[0]
 
     assert gradgradcheck(first, (x,))
+
+
+def test_pow_number_exponent_gradient_graph_as_torch():
+    """``g = grad(x ** 3, create_graph=True)`` is ``g * (3 * x^2)`` as PyTorch records it (a MulBackward0
+    over the power), and x ** 0 gives zeros; values and second derivatives as the formulas."""
+    x = pylucid.tensor([0.0, 1.5, -2.0], dtype=pylucid.float64, requires_grad=True)
+    g, = pylucid.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    assert type(g.grad_fn).__name__ == "MulBackward0"
+    np.testing.assert_allclose(g.detach().numpy(), 3 * x.detach().numpy() ** 2)
+    h, = pylucid.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), 6 * x.detach().numpy())
+    g0, = pylucid.autograd.grad((x ** 0).sum(), x, create_graph=True)
+    np.testing.assert_array_equal(g0.detach().numpy(), np.zeros(3))
+    assert pylucid.autograd.gradgradcheck(lambda t: t ** 2.5, (x.detach().abs().add(0.5).requires_grad_(),))

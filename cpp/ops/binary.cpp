@@ -190,7 +190,12 @@ struct PowBackward : FuncOp<PowBackward, 2>, InputMeta {
     DType dt = promote_types(g->dtype, a->dtype);
     auto zero = constant(0.0, dt);
     TensorImplPtr ga, gb;
-    if (needs_input_grad(0)) {
+    if (needs_input_grad(0) && b->shape.empty() && !b->requires_grad) {
+      // A number exponent (x ** 3): PyTorch's graph, g * (b * a^(b-1)), or zeros for b == 0.
+      const double e = item_as_double(b, "pow_backward");
+      ga = e == 0 ? grad_for_graph(mul(g, zero), a_shape, a_dtype)
+                  : grad_for_graph(mul(g, mul(pow(a, constant(e - 1, dt)), b)), a_shape, a_dtype);
+    } else if (needs_input_grad(0)) {
       auto d = mul(g, mul(b, pow(a, sub(b, constant(1.0, dt)))));
       ga = grad_for_graph(where(compare(b, zero, CompareOp::Eq), zero, d), a_shape, a_dtype);
     }
