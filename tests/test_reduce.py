@@ -560,3 +560,32 @@ def test_float32_row_sums_accumulate_in_double(shape):
     np.testing.assert_allclose(np.asarray(x.mean(1)), (a.astype(np.float64).mean(axis=1) if shape[1] else
                                                        np.full(shape[0], np.nan)).astype(np.float32), rtol=1e-6)
     np.testing.assert_allclose(x.sum().item(), a.astype(np.float64).sum(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape,dims", [((128, 256), 0), ((128, 10), 0), ((3, 0), 0), ((1, 5), 0), ((4096, 300), 0),
+                                        ((6, 50, 7), 1), ((2, 3000, 1100), 1), ((5, 4, 3, 2), (0, 1)),
+                                        ((100_000, 2), 0)])
+def test_float32_sums_over_leading_dims_accumulate_in_double(shape, dims):
+    """Column sums (a bias gradient: x.sum(0); a sum over a middle dim) of float32 add in double, in
+    row order or in fixed pieces of rows, so they are within half an ulp of the exact sum and the
+    same bits on 1 and 2 threads."""
+    a = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    if a.size:
+        a.reshape(-1)[::3] = 0.1
+    x = pylucid.from_numpy(a)
+    got, n = [], pylucid.get_num_threads()
+    try:
+        for t in (1, 2):
+            pylucid.set_num_threads(t)
+            got.append((np.asarray(x.sum(dims)).copy(), np.asarray(x.mean(dims)).copy()))
+    finally:
+        pylucid.set_num_threads(n)
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    np.testing.assert_array_equal(got[0][1], got[1][1])
+    want = a.astype(np.float64).sum(axis=dims)
+    half_ulp = 0.5 * np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+    err = np.abs(got[0][0].astype(np.float64) - want)
+    assert (err <= half_ulp + 1e-12 * np.abs(a.astype(np.float64)).sum(axis=dims)).all()
+    count = np.prod([shape[d] for d in np.atleast_1d(dims)])
+    if count:
+        np.testing.assert_allclose(got[0][1], (want / count).astype(np.float32), rtol=1e-6)

@@ -26,6 +26,8 @@ LUCID_BINDING(runtime, 40) {
       "_hold_one_thread", [](double seconds) { hold_one_thread(int64_t(seconds * 1e9)); }, py::arg("seconds"),
       "Runs kernels on one thread for the next `seconds`, as the contention guard does when another "
       "process keeps a core busy (core/threads.h); 0 ends a hold.");
+  m.def("_contention_holds", &contention_holds,
+        "How many times the contention guard has held kernels to one thread in this process.");
   m.def(
       "_cpu_capability",
       []() {

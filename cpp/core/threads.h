@@ -23,14 +23,18 @@ int configured_threads();
 // calling thread waited for the others after its own share (or, where threads meet at barriers,
 // how late the last one started). A wait of more than kLateRegionNs (0.5 ms) that is also more
 // than half the share's own time means a worker was not running (the shares are equal, so a
-// machine to ourselves waits microseconds), and kernels run on one thread for a while (50 ms at
-// first). Then they try the whole pool again: each late region doubles the next hold (up to
+// machine to ourselves waits microseconds). Two such regions within 50 ms (one alone may be a
+// hiccup: a page fault, the host pausing this virtual CPU) and kernels run on one thread for a
+// while (50 ms at first). Then they try the whole pool again: each late region doubles the next hold (up to
 // 6.4 s), each clean one halves it. Results do not change: every kernel's sums are fixed by the
 // shape, not by the thread count.
 void note_region_wait(int64_t own_ns, int64_t waited_ns);
 
 // Holds kernels to one thread for the next `ns` nanoseconds (0 ends a hold), as the guard does.
 void hold_one_thread(int64_t ns);
+
+// How many times the guard has held kernels to one thread in this process.
+int64_t contention_holds();
 
 // A monotonic clock in nanoseconds, for timing regions.
 int64_t now_ns();

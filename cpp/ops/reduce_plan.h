@@ -185,6 +185,7 @@ template <class T, class O>
 void run_sum(const Plan& p, O* out, double div) {
   if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float>) {
     if (p.dense && p.inner == 1) return kernels::sum_rows_f32(p.src->template data<float>(), out, p.outer, p.red, div);
+    if (p.dense) return kernels::sum_cols_f32(p.src->template data<float>(), out, p.outer, p.red, p.inner, div);
   }
   run_family<T>(p, out, [div]<class In, class Out>(bool last) {
     SumR<In, Out> r;

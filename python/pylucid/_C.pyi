@@ -3278,6 +3278,10 @@ def _celu(input: Tensor, alpha: typing.SupportsFloat | typing.SupportsIndex) -> 
     ...
 def _clip_grad_norm_(grads: collections.abc.Sequence[Tensor], max_norm: typing.SupportsFloat | typing.SupportsIndex, norm_type: typing.SupportsFloat | typing.SupportsIndex, error_if_nonfinite: builtins.bool) -> Tensor:
     ...
+def _contention_holds() -> builtins.int:
+    """
+    How many times the contention guard has held kernels to one thread in this process.
+    """
 def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: typing.Any, padding: typing.Any, dilation: typing.Any, groups: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> Tensor:
     ...
 def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: typing.Any, padding: typing.Any, output_padding: typing.Any, groups: typing.Any, dilation: typing.Any, dims: typing.SupportsInt | typing.SupportsIndex, op: str) -> Tensor:

@@ -109,6 +109,12 @@ void map1(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& 
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1])
 #pragma omp simd
                           for (int64_t i = 0; i < n; ++i) o[i] = g(x[i]);
+                      } else if (s[0] == 1 && s[1] == 0) {  // a row of one broadcast value (expand)
+                        for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1]) {
+                          const O v = g(*x);
+#pragma omp simd
+                          for (int64_t i = 0; i < n; ++i) o[i] = v;
+                        }
                       } else {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1])
                           for (int64_t i = 0; i < n; ++i) o[i * s[0]] = g(x[i * s[1]]);
@@ -137,6 +143,18 @@ void map2(const Shape& shape, O* out, const Shape& os, const A* a, const Shape& 
                           const B yv = *y;
 #pragma omp simd
                           for (int64_t i = 0; i < n; ++i) o[i] = g(x[i], yv);
+                        }
+                      } else if (s[0] == 1 && s[1] == 0 && s[2] == 0) {  // both broadcast along the row
+                        for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2]) {
+                          const O v = g(*x, *y);
+#pragma omp simd
+                          for (int64_t i = 0; i < n; ++i) o[i] = v;
+                        }
+                      } else if (s[0] == 1 && s[1] == 0 && s[2] == 1) {
+                        for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2]) {
+                          const A xv = *x;
+#pragma omp simd
+                          for (int64_t i = 0; i < n; ++i) o[i] = g(xv, y[i]);
                         }
                       } else {
                         for (int64_t j = 0; j < m; ++j, o += t[0], x += t[1], y += t[2])

@@ -73,6 +73,18 @@ struct SumRows {
     for (int64_t r = r0; r < r1; ++r) out[r] = float(sum_row_f32(x + r * n, n) / div);
   }
 };
+// acc[j] += x[r * inner + j] in double for rows r in [r0, r1) and columns j in [0, w): a tile of
+// column sums (sum over a leading dim, a bias gradient), each column added in row order.
+struct SumCols {
+  static LUCID_ALWAYS_INLINE void run(const float* x, double* acc, int64_t r0, int64_t r1, int64_t inner,
+                                      int64_t w) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* row = x + r * inner;
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) acc[j] += double(row[j]);
+    }
+  }
+};
 struct SumSpan {  // one partial sum of a long row
   static LUCID_ALWAYS_INLINE void run(const float* x, int64_t n, double* out) { *out = sum_row_f32(x, n); }
 };
@@ -357,6 +369,53 @@ void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double di
     for (int64_t j = 0; j < spans; ++j) s += part[size_t(r * spans + j)];
     out[r] = float(s / div);
   }
+}
+
+void sum_cols_f32(const float* x, float* out, int64_t outer, int64_t red, int64_t inner, double div) {
+  constexpr int64_t kTile = 1024;  // columns per job: 8 KB of double partials
+  constexpr int kPieces = 8;
+  const int64_t tiles = (inner + kTile - 1) / kTile, jobs = outer * tiles, tw = std::min(inner, kTile);
+  const int64_t total = outer * red * inner;
+  const int nt = threads_for_work(total);
+  // (x, out, width) of one job: columns [j0, j0 + w) of block o.
+  auto job = [&](int64_t i, const float*& xs, float*& os, int64_t& w) {
+    const int64_t o = i / tiles, j0 = i % tiles * kTile;
+    xs = x + o * red * inner + j0, os = out + o * inner + j0, w = std::min(kTile, inner - j0);
+  };
+  // Few jobs over many rows: kPieces partial tiles along the rows, added in order. As in
+  // reduce_dense, the split depends on the shape only (the same bits on any thread count).
+  if (total >= 2 * kParallelGrain && red >= 2 * kPieces && jobs < kPieces) {
+    std::vector<double> part(size_t(kPieces * tw));
+    for (int64_t i = 0; i < jobs; ++i) {
+      const float* xs;
+      float* os;
+      int64_t w;
+      job(i, xs, os, w);
+      std::fill(part.begin(), part.end(), 0.0);
+      parallel_chunks(std::min(nt, kPieces), kPieces, [&](int64_t p0, int64_t p1) {
+        for (int64_t q = p0; q < p1; ++q)
+          run_best<SumCols, Isa::Avx512>(xs, part.data() + q * tw, red * q / kPieces, red * (q + 1) / kPieces, inner, w);
+      });
+      for (int64_t j = 0; j < w; ++j) {
+        double s = part[size_t(j)];
+        for (int q = 1; q < kPieces; ++q) s += part[size_t(q * tw + j)];
+        os[j] = float(s / div);
+      }
+    }
+    return;
+  }
+  parallel_chunks(std::min<int64_t>(nt, jobs), jobs, [&](int64_t i0, int64_t i1) {
+    std::vector<double> acc(static_cast<size_t>(tw));
+    for (int64_t i = i0; i < i1; ++i) {
+      const float* xs;
+      float* os;
+      int64_t w;
+      job(i, xs, os, w);
+      std::fill(acc.begin(), acc.end(), 0.0);
+      run_best<SumCols, Isa::Avx512>(xs, acc.data(), int64_t(0), red, inner, w);
+      for (int64_t j = 0; j < w; ++j) os[j] = float(acc[size_t(j)] / div);
+    }
+  });
 }
 
 // Index (and optionally value) of the first extremum of each contiguous float32 row (or of one

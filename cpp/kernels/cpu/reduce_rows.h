@@ -13,6 +13,10 @@ namespace lucid::kernels {
 // out[r] = (sum of row r in double) / div, for rows of n elements.
 void sum_rows_f32(const float* x, float* out, int64_t rows, int64_t n, double div);
 
+// out[o, j] = (sum over r of x[o, r, j] in double) / div, for x of shape [outer, red, inner]
+// (inner > 1): a sum over leading dims, such as a bias gradient.
+void sum_cols_f32(const float* x, float* out, int64_t outer, int64_t red, int64_t inner, double div);
+
 // idx[r] = index of the first maximum (IsMax) or minimum of row r (NaN wins, as PyTorch); with
 // vals non-null, vals[r] = that element. n >= 1.
 template <bool IsMax>
