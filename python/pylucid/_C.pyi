@@ -1594,6 +1594,16 @@ class Tensor:
         """
         In-place lt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def lu(self, *args, **kwargs):
+        """
+        ``torch.lu`` (deprecated in PyTorch for ``linalg.lu_factor``): ``(LU, pivots)``, or the
+            named tuple ``(LU, pivots, info)`` with ``get_infos=True``. Never raises for a singular matrix.
+        """
+    def lu_solve(self, *args, **kwargs):
+        """
+        ``torch.lu_solve(b, LU_data, LU_pivots)`` (deprecated in PyTorch for
+            ``linalg.lu_solve(LU, pivots, B)``, whose arguments come in the other order).
+        """
     def map_(self, tensor, callable):
         """
         ``self[i] = callable(self[i], tensor[i])`` for every element (``tensor`` broadcast to self's

@@ -169,6 +169,7 @@ CASES = [
     ("image_filters", 1e-4, 1e-5),
     ("stats_signal", 1e-5, 1e-6),
     ("hypothesis_tests", 1e-6, 1e-9),
+    ("lu_linear_systems", 1e-6, 1e-9),
 ]
 
 
