@@ -170,6 +170,7 @@ CASES = [
     ("stats_signal", 1e-5, 1e-6),
     ("hypothesis_tests", 1e-6, 1e-9),
     ("lu_linear_systems", 1e-6, 1e-9),
+    ("jit_fused_model", 1e-4, 1e-5),
 ]
 
 
