@@ -171,6 +171,7 @@ CASES = [
     ("hypothesis_tests", 1e-6, 1e-9),
     ("lu_linear_systems", 1e-6, 1e-9),
     ("jit_fused_model", 1e-4, 1e-5),
+    ("neural_ode_rk4", 1e-6, 1e-9),
 ]
 
 
