@@ -172,6 +172,7 @@ CASES = [
     ("lu_linear_systems", 1e-6, 1e-9),
     ("jit_fused_model", 1e-4, 1e-5),
     ("neural_ode_rk4", 1e-6, 1e-9),
+    ("hopfield_energy", 1e-4, 1e-5),
 ]
 
 
