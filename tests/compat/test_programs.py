@@ -173,6 +173,7 @@ CASES = [
     ("jit_fused_model", 1e-4, 1e-5),
     ("neural_ode_rk4", 1e-6, 1e-9),
     ("hopfield_energy", 1e-4, 1e-5),
+    ("newton_implicit", 1e-6, 1e-9),
 ]
 
 
