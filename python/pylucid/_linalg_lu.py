@@ -318,7 +318,7 @@ def _raise_singular(A, info, op):
 
 
 def lu_factor(A, *, pivot=True, out=None):
-    """``(LU, pivots)`` of :func:`lu_factor_ex`; raises :class:`LinAlgError` for a singular
+    """``(LU, pivots)`` of ``lu_factor_ex``; raises :class:`LinAlgError` for a singular
     matrix (a zero on ``U``'s diagonal)."""
     _check_matrix(A, "linalg.lu_factor", pivot)
     LU, pivots, info = _fn(0).apply(A)
@@ -347,8 +347,8 @@ def _check_pivots(pivots, op):
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
-    """``(P, L, U)`` from the packed factorization of :func:`linalg.lu_factor` (as
-    :func:`linalg.lu` returns them); ``unpack_data=False`` leaves ``L`` and ``U`` empty,
+    """``(P, L, U)`` from the packed factorization of ``linalg.lu_factor`` (as
+    ``linalg.lu`` returns them); ``unpack_data=False`` leaves ``L`` and ``U`` empty,
     ``unpack_pivots=False`` leaves ``P`` empty. Differentiable in ``LU_data``."""
     _check_matrix(LU_data, "lu_unpack")
     _check_pivots(LU_pivots, "lu_unpack")
@@ -371,7 +371,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """``X`` with ``A X = B`` for ``A = P L U`` given as the ``(LU, pivots)`` of
-    :func:`linalg.lu_factor` (``X A = B`` with ``left=False``, ``A^H`` for ``A`` with
+    ``linalg.lu_factor`` (``X A = B`` with ``left=False``, ``A^H`` for ``A`` with
     ``adjoint=True``); batches broadcast. Differentiable in ``LU`` and ``B``."""
     op = "linalg.lu_solve"
     _check_matrix(LU, op)
