@@ -99,7 +99,7 @@ with warnings.catch_warnings():
     LU_old, piv_old = torch.lu(A)
     x_old = torch.lu_solve(B, LU_old, piv_old)
     LU_i, piv_i, info_i = A.lu(get_infos=True)
-    print("torch.lu", torch.equal(LU_old, LU), torch.equal(piv_old, pivots), info_i.item(),
+    print("deprecated lu", torch.equal(LU_old, LU), torch.equal(piv_old, pivots), info_i.item(),
           torch.allclose(x_old, X), torch.allclose(B.lu_solve(LU_i, piv_i), X))
 
 # ---- gradients through lu_solve: fit a diagonal so that A(d) x = b hits a target ---------------
