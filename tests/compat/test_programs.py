@@ -174,6 +174,7 @@ CASES = [
     ("neural_ode_rk4", 1e-6, 1e-9),
     ("hopfield_energy", 1e-4, 1e-5),
     ("newton_implicit", 1e-6, 1e-9),
+    ("kalman_filter", 1e-6, 1e-9),
 ]
 
 
