@@ -178,6 +178,7 @@ CASES = [
     # cdist's direct path rounds its sums of squares in another order than PyTorch's vectorised loop
     # (1 ulp), and 50 log-domain Sinkhorn iterations at eps = 0.1 in float32 amplify that to ~1e-4.
     ("sinkhorn_ot", 1e-3, 1e-6),
+    ("pca_whitening", 1e-6, 1e-9),
 ]
 
 
