@@ -179,6 +179,7 @@ CASES = [
     # (1 ulp), and 50 log-domain Sinkhorn iterations at eps = 0.1 in float32 amplify that to ~1e-4.
     ("sinkhorn_ot", 1e-3, 1e-6),
     ("pca_whitening", 1e-6, 1e-9),
+    ("adversarial_fgsm", 1e-3, 1e-4),
 ]
 
 
