@@ -180,6 +180,7 @@ CASES = [
     ("sinkhorn_ot", 1e-3, 1e-6),
     ("pca_whitening", 1e-6, 1e-9),
     ("adversarial_fgsm", 1e-3, 1e-4),
+    ("capsule_routing", 1e-3, 1e-4),
 ]
 
 
