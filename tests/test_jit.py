@@ -160,3 +160,23 @@ def test_scripted_function_trains_like_eager():
     act(x).sum().backward()
     expected = (pylucid.sigmoid(x) * (1 + x * (1 - pylucid.sigmoid(x))) * 2).detach()
     np.testing.assert_allclose(x.grad.numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_container_isinstance_and_the_switches():
+    """Guards against jit.isinstance ignoring container contents (PyTorch checks them eagerly)
+    and against the fuser / optimizer switches programs set up front being missing."""
+    from typing import Dict, List, Optional, Tuple
+    cases = [([1, 2], List[int], True), ([1, "a"], List[int], False), ({"a": pylucid.ones(1)},
+             Dict[str, pylucid.Tensor], True), ((1, 2.0), Tuple[int, float], True), (None, Optional[int], True),
+             ((1, 2, 3), Tuple[int, ...], True), (1.0, int, False), ([], List[str], True)]
+    for obj, t, expected in cases:
+        assert jit.isinstance(obj, t) is expected, (obj, t)
+    with jit.optimized_execution(False), jit.fuser("fuser1"):
+        pass
+    with pytest.raises(pylucid.LucidError, match="jit.fuser"):
+        with jit.fuser("turbo"):
+            pass
+    old = jit.set_fusion_strategy([("DYNAMIC", 3)])
+    assert old == [("STATIC", 2), ("DYNAMIC", 10)] and jit.set_fusion_strategy(old) == [("DYNAMIC", 3)]
+    assert jit.onednn_fusion_enabled() is False
+    assert issubclass(jit.Error, Exception) and not issubclass(jit.Error, RuntimeError)

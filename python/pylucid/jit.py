@@ -14,6 +14,8 @@ What does not run: serialising a program. ``jit.save`` and ``jit.load`` raise
 >>> round(gelu_ish(pylucid.tensor([1.0])).item(), 4), pylucid.jit.is_scripting()
 (0.8458, False)
 """
+import builtins as _builtins
+import contextlib as _contextlib
 import typing as _typing
 
 from . import _C
@@ -21,7 +23,8 @@ from . import _C
 __all__ = ["script", "trace", "trace_module", "ignore", "unused", "export", "script_method", "script_if_tracing",
            "is_scripting", "is_tracing", "Final", "Attribute", "annotate", "interface", "fork", "wait", "Future",
            "ScriptModule", "RecursiveScriptModule", "ScriptFunction", "save", "load", "freeze",
-           "optimize_for_inference"]
+           "optimize_for_inference", "isinstance", "Error", "optimized_execution", "fuser", "enable_onednn_fusion",
+           "onednn_fusion_enabled", "set_fusion_strategy"]
 
 Final = _typing.Final
 
@@ -97,7 +100,7 @@ def annotate(the_type, the_value):
 
 def interface(obj):
     """``@jit.interface`` on a class: returns the class."""
-    if not isinstance(obj, type):
+    if not _builtins.isinstance(obj, type):
         raise _C.LucidError(f"jit.interface: interface must be applied to a class, got {type(obj).__name__}")
     return obj
 
@@ -159,7 +162,7 @@ def fork(func, *args, **kwargs):
 
 def wait(future):
     """``future.wait()``: the value of a :func:`fork`."""
-    if not isinstance(future, Future):
+    if not _builtins.isinstance(future, Future):
         raise _C.DtypeMismatch(f"jit.wait: expected a Future (from jit.fork), got {type(future).__name__}")
     return future.wait()
 
@@ -210,3 +213,72 @@ def optimize_for_inference(mod, other_methods=None):
     """Raises :class:`~pylucid.LucidError`, as ``freeze``."""
     raise _C.LucidError("jit.optimize_for_inference: needs a ScriptModule (pylucid has no TorchScript); use the "
                         "module as it is, in eval mode.")
+
+
+class Error(Exception):
+    """PyTorch's ``torch.jit.Error`` (an Exception, not a RuntimeError): what a scripted ``raise``
+    becomes; eager code raises its own exceptions, so nothing here raises it."""
+
+
+def isinstance(obj, target_type):  # noqa: A001  (PyTorch's name)
+    """``jit.isinstance``: ``isinstance`` that also checks the contents of containers against
+    ``typing`` annotations (``List[int]``, ``Dict[str, Tensor]``, ``Tuple[int, float]``,
+    ``Optional[T]``), as PyTorch does eagerly."""
+    origin = _typing.get_origin(target_type)
+    args = _typing.get_args(target_type)
+    if origin is None:
+        return _builtins.isinstance(obj, target_type)
+    if origin is _typing.Union:
+        return _builtins.any(isinstance(obj, a) for a in args)
+    if origin is list:
+        return _builtins.isinstance(obj, list) and _builtins.all(isinstance(v, args[0]) for v in obj)
+    if origin is dict:
+        return _builtins.isinstance(obj, dict) and _builtins.all(
+            isinstance(k, args[0]) and isinstance(v, args[1]) for k, v in obj.items())
+    if origin is tuple:
+        if not _builtins.isinstance(obj, tuple):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return _builtins.all(isinstance(v, args[0]) for v in obj)
+        return len(obj) == len(args) and _builtins.all(isinstance(v, a) for v, a in zip(obj, args))
+    return _builtins.isinstance(obj, origin)
+
+
+@_contextlib.contextmanager
+def optimized_execution(should_optimize):
+    """A context in which TorchScript's optimizer would be on or off: nothing to switch here."""
+    yield
+
+
+@_contextlib.contextmanager
+def fuser(name):
+    """A context choosing TorchScript's fuser (``"fuser0"``, ``"fuser1"``, ``"fuser2"``,
+    ``"none"``): nothing is fused by a compiler here."""
+    if name not in ("fuser0", "fuser1", "fuser2", "fuser3", "none"):
+        raise _C.LucidError(f"jit.fuser: unrecognized fuser option (name: {name})")
+    yield
+
+
+_ONEDNN = [False]
+_STRATEGY = [[("STATIC", 2), ("DYNAMIC", 10)]]
+
+
+def enable_onednn_fusion(enabled):
+    """Records whether oneDNN fusion is asked for (it has no effect without a compiler)."""
+    _ONEDNN[0] = bool(enabled)
+
+
+def onednn_fusion_enabled():
+    """What :func:`enable_onednn_fusion` last recorded (False by default)."""
+    return _ONEDNN[0]
+
+
+def set_fusion_strategy(strategy):
+    """Records the fusion strategy and returns the previous one, as PyTorch does (it has no
+    effect without a compiler)."""
+    for kind, depth in strategy:
+        if kind not in ("STATIC", "DYNAMIC") or not _builtins.isinstance(depth, int):
+            raise _C.LucidError(f"jit.set_fusion_strategy: expected ('STATIC' | 'DYNAMIC', int) pairs, got "
+                                f"{(kind, depth)!r}")
+    old, _STRATEGY[0] = _STRATEGY[0], list(strategy)
+    return old
