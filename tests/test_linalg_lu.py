@@ -226,3 +226,23 @@ def test_errors():
         pylucid.lu_unpack(LU, piv * 5)
     with pytest.raises(ValueError, match="lu_unpack"):
         pylucid.lu_unpack(LU, piv[:2])
+
+
+@pytest.mark.parametrize("shape", [(70, 70), (2, 90, 40), (40, 90)])
+def test_blocked_elimination_matches_column_by_column(shape):
+    """Guards against the recursive (blocked) elimination of matrices wider than one panel
+    choosing other pivots than column-by-column partial pivoting, or misplacing a block's swaps."""
+    from pylucid import _linalg_lu as M
+    a = RNG.standard_normal(shape)
+    lu, piv, info = M._getrf(a)
+    m, n = shape[-2:]
+    w = a.reshape(-1, m, n).copy()
+    ref_piv = np.zeros((w.shape[0], min(m, n)), dtype=np.int64)
+    M._getf2(w, ref_piv, np.zeros(w.shape[0], dtype=np.int64), 0)
+    np.testing.assert_array_equal(piv.reshape(-1, min(m, n)), ref_piv + 1)
+    np.testing.assert_allclose(lu, w.reshape(shape), atol=1e-11)
+    P, L, U = LA.lu(_t(a))
+    np.testing.assert_allclose((P @ L @ U).numpy(), a, atol=1e-11)
+    s = a.reshape(-1, m, n)[0].copy()
+    s[:, 30] = 0.0  # a zero column past the first panel: info names it
+    assert LA.lu_factor_ex(_t(s)).info.item() == 31
