@@ -181,6 +181,7 @@ CASES = [
     ("pca_whitening", 1e-6, 1e-9),
     ("adversarial_fgsm", 1e-3, 1e-4),
     ("capsule_routing", 1e-3, 1e-4),
+    ("transe_kg", 1e-4, 1e-5),
 ]
 
 
