@@ -191,6 +191,13 @@ class Tensor:
         ``input`` with the slices ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor);
             differentiable in input (and in a 0-d tensor value).
         """
+    def index_reduce(self, dim, index, source, reduce, *, include_self = True):
+        """
+        ``input`` with the slices of ``source`` along ``dim`` combined into the slices ``index``
+            names by ``reduce`` (``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``), ``input``'s own value
+            taking part when ``include_self``: :func:`scatter_reduce` with ``index`` spread over the
+            slices. Differentiable in input and source.
+        """
     def is_conj(self):
         """
         False: no tensor carries a conjugation bit.
@@ -1344,6 +1351,10 @@ class Tensor:
     def index_put_(self, *args, **kwargs):
         """
         In-place index_put: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def index_reduce_(self, *args, **kwargs):
+        """
+        In-place index_reduce: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
     def index_select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         """
