@@ -74,6 +74,7 @@ from ._linalg_decomp import cholesky_inverse, cholesky_solve, matrix_exp, pinver
 from ._linalg_decomp import cholesky_top as cholesky, qr_top as qr, svd_top as svd  # noqa: E402,F401
 from ._linalg_lu import lu_top as lu, lu_solve_top as lu_solve, lu_unpack  # noqa: E402,F401
 from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
+from ._linalg_householder import geqrf, orgqr, ormqr  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
 from ._poisson import poisson  # noqa: E402,F401
 from . import _compat_names  # noqa: E402
