@@ -3,12 +3,10 @@ what they are given and run eagerly, the decorators are transparent, fork runs a
 save / load refuse with a LucidError that points to state_dict + pylucid.save. Scripted programs
 give PyTorch's (compiled) numbers."""
 import numpy as np
-import pytest
-
 import pylucid
-import pylucid.nn as nn
 import pylucid.nn.functional as F
-from pylucid import jit
+import pytest
+from pylucid import jit, nn
 
 
 def _fused(torch_mod, x, b):
@@ -173,9 +171,8 @@ def test_container_isinstance_and_the_switches():
         assert jit.isinstance(obj, t) is expected, (obj, t)
     with jit.optimized_execution(False), jit.fuser("fuser1"):
         pass
-    with pytest.raises(pylucid.LucidError, match="jit.fuser"):
-        with jit.fuser("turbo"):
-            pass
+    with pytest.raises(pylucid.LucidError, match="jit.fuser"), jit.fuser("turbo"):
+        pass
     old = jit.set_fusion_strategy([("DYNAMIC", 3)])
     assert old == [("STATIC", 2), ("DYNAMIC", 10)] and jit.set_fusion_strategy(old) == [("DYNAMIC", 3)]
     assert jit.onednn_fusion_enabled() is False

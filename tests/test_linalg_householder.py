@@ -2,9 +2,8 @@
 ormqr against the explicit Q, PyTorch's numbers, float64 gradcheck of orgqr and ormqr, geqrf's
 missing derivative, typed errors."""
 import numpy as np
-import pytest
-
 import pylucid
+import pytest
 from pylucid.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(5)

@@ -3,9 +3,8 @@ reconstructions, PCA's variances against the covariance's eigenvalues, PyTorch's
 same seed (singular values; vectors up to their signs, which LAPACK builds choose differently),
 float64 gradcheck, and typed errors."""
 import numpy as np
-import pytest
-
 import pylucid
+import pytest
 from pylucid.autograd import gradcheck
 
 RNG = np.random.default_rng(11)
@@ -35,7 +34,7 @@ def test_pca_lowrank_variances_and_mean():
     (the mean given to svd_lowrank) being ignored."""
     a = _lowrank(40, 8, 4) + 5.0
     pylucid.manual_seed(1)
-    _, S, V = pylucid.pca_lowrank(pylucid.tensor(a), q=4)
+    _, S, _ = pylucid.pca_lowrank(pylucid.tensor(a), q=4)
     c = a - a.mean(0)
     w = np.sort(np.linalg.eigvalsh(c.T @ c / 39))[::-1][:4]
     np.testing.assert_allclose(S.numpy() ** 2 / 39, w, rtol=1e-8)

@@ -11,7 +11,7 @@ PyTorch's factors. Written with differentiable ops (``qr``, ``svd``, products).
 from . import _C
 from ._C import Tensor
 
-__all__ = ["svd_lowrank", "pca_lowrank"]
+__all__ = ["pca_lowrank", "svd_lowrank"]
 
 
 def _mT(x):

@@ -20,11 +20,39 @@ import typing as _typing
 
 from . import _C
 
-__all__ = ["script", "trace", "trace_module", "ignore", "unused", "export", "script_method", "script_if_tracing",
-           "is_scripting", "is_tracing", "Final", "Attribute", "annotate", "interface", "fork", "wait", "Future",
-           "ScriptModule", "RecursiveScriptModule", "ScriptFunction", "save", "load", "freeze",
-           "optimize_for_inference", "isinstance", "Error", "optimized_execution", "fuser", "enable_onednn_fusion",
-           "onednn_fusion_enabled", "set_fusion_strategy"]
+__all__ = [
+    "Attribute",
+    "Error",
+    "Final",
+    "Future",
+    "RecursiveScriptModule",
+    "ScriptFunction",
+    "ScriptModule",
+    "annotate",
+    "enable_onednn_fusion",
+    "export",
+    "fork",
+    "freeze",
+    "fuser",
+    "ignore",
+    "interface",
+    "is_scripting",
+    "is_tracing",
+    "isinstance",
+    "load",
+    "onednn_fusion_enabled",
+    "optimize_for_inference",
+    "optimized_execution",
+    "save",
+    "script",
+    "script_if_tracing",
+    "script_method",
+    "set_fusion_strategy",
+    "trace",
+    "trace_module",
+    "unused",
+    "wait",
+]
 
 Final = _typing.Final
 
@@ -87,7 +115,7 @@ def is_tracing():
     return False
 
 
-def Attribute(value, type):  # noqa: N802,A002  (PyTorch's names)
+def Attribute(value, type):
     """``jit.Attribute(value, type)`` declares an attribute's type for the compiler; eagerly it
     is ``value``."""
     return value
@@ -220,7 +248,7 @@ class Error(Exception):
     becomes; eager code raises its own exceptions, so nothing here raises it."""
 
 
-def isinstance(obj, target_type):  # noqa: A001  (PyTorch's name)
+def isinstance(obj, target_type):
     """``jit.isinstance``: ``isinstance`` that also checks the contents of containers against
     ``typing`` annotations (``List[int]``, ``Dict[str, Tensor]``, ``Tuple[int, float]``,
     ``Optional[T]``), as PyTorch does eagerly."""
