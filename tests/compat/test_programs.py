@@ -182,6 +182,7 @@ CASES = [
     ("adversarial_fgsm", 1e-3, 1e-4),
     ("capsule_routing", 1e-3, 1e-4),
     ("transe_kg", 1e-4, 1e-5),
+    ("jit_custom_lstm", 1e-4, 1e-5),
 ]
 
 
