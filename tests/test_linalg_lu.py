@@ -245,3 +245,28 @@ def test_blocked_elimination_matches_column_by_column(shape):
     s = a.reshape(-1, m, n)[0].copy()
     s[:, 30] = 0.0  # a zero column past the first panel: info names it
     assert LA.lu_factor_ex(_t(s)).info.item() == 31
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lapack_factorization_matches_the_numpy_reference(dtype):
+    """Guards against the LAPACK path (_C._lu_factor_ex: row-major data through column-major
+    getrf) transposing the problem, misreading a non-contiguous input, or losing a batch."""
+    from pylucid import _C
+    from pylucid import _linalg_lu as M
+    for shape in [(2, 3, 6, 5), (5, 7), (1, 1)]:
+        a = RNG.standard_normal(shape).astype(dtype)
+        t = pylucid.tensor(np.ascontiguousarray(np.swapaxes(a, -1, -2))).transpose(-1, -2)
+        assert not t.is_contiguous() or min(shape[-2:]) == 1
+        LU, piv, info = _C._lu_factor_ex(t)
+        ref_lu, ref_piv, ref_info = M._getrf(a)
+        np.testing.assert_array_equal(piv.numpy(), ref_piv)
+        np.testing.assert_array_equal(info.numpy(), ref_info)
+        np.testing.assert_allclose(LU.numpy(), ref_lu, atol=1e-5 if dtype == np.float32 else 1e-12)
+        np.testing.assert_array_equal(t.numpy(), a)  # the input is not overwritten
+    for shape in [(0, 3, 3), (3, 0), (0, 4)]:
+        LU, piv, info = _C._lu_factor_ex(pylucid.zeros(*shape))
+        assert tuple(LU.shape) == shape and tuple(piv.shape) == (*shape[:-2], min(shape[-2:]))
+    with pytest.raises(pylucid.DtypeMismatch, match="lu_factor_ex"):
+        _C._lu_factor_ex(pylucid.ones(2, 2, dtype=pylucid.int64))
+    with pytest.raises(pylucid.ShapeMismatch, match="lu_factor_ex"):
+        _C._lu_factor_ex(pylucid.ones(3))

@@ -3363,6 +3363,10 @@ def _log_softmax(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex) 
     ...
 def _logsigmoid(input: Tensor) -> Tensor:
     ...
+def _lu_factor_ex(input: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """
+    (LU, pivots, info) of every matrix of a float32/float64 input through LAPACK's getrf, without a gradient (pylucid.linalg.lu_factor_ex adds one).
+    """
 def _make_function_nodes(arg0: str, arg1: collections.abc.Sequence[Tensor | None], arg2: collections.abc.Sequence[Tensor], arg3: typing.Any, arg4: typing.Any) -> None:
     """
     Records one FunctionNode per output: backward(output_nr, grad) -> one gradient (or None) per input

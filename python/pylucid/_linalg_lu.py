@@ -2,10 +2,11 @@
 ``lu_unpack``, and the older spellings ``torch.lu`` / ``Tensor.lu`` and ``torch.lu_solve`` /
 ``Tensor.lu_solve``.
 
-Forward: Gaussian elimination with partial pivoting (LAPACK's ``getrf``: the pivot of column j is
-the first entry of largest magnitude on or below the diagonal; a zero pivot is recorded in
-``info`` and the elimination goes on), recursive over halves of the columns as LAPACK's getrf2,
-over batches, in the input's own precision. ``P^T A = L U``
+Forward: LAPACK's ``getrf`` (the bundled OpenBLAS, through ``_C._lu_factor_ex``): Gaussian
+elimination with partial pivoting (the pivot of column j is the first entry of largest magnitude
+on or below the diagonal; a zero pivot is recorded in ``info`` and the elimination goes on), over
+batches, in the input's own precision. ``_getrf`` below is the same elimination in numpy
+(recursive over halves of the columns, as LAPACK's getrf2): the reference the tests compare with. ``P^T A = L U``
 with ``L`` unit lower ``(m, k)`` and ``U`` upper ``(k, n)``, ``k = min(m, n)``; ``pivots`` are
 1-based row swaps applied in order (pylucid's integer dtype is int64 where PyTorch's is int32).
 
@@ -220,8 +221,7 @@ def _fns():
 
         @staticmethod
         def forward(ctx, A):
-            lu, piv, info = _getrf(A.detach().numpy())
-            LU, pivots, info = _T(lu, A), _long(piv), _long(info)
+            LU, pivots, info = _C._lu_factor_ex(A.detach())
             ctx.mark_non_differentiable(pivots, info)
             ctx.set_materialize_grads(False)
             ctx.save_for_backward(LU, pivots)
@@ -241,8 +241,8 @@ def _fns():
 
         @staticmethod
         def forward(ctx, A):
-            lu, piv, _ = _getrf(A.detach().numpy())
-            P, L, U = _unpack(_T(lu, A), _long(piv))
+            LU, pivots, _ = _C._lu_factor_ex(A.detach())
+            P, L, U = _unpack(LU, pivots)
             ctx.mark_non_differentiable(P)
             ctx.set_materialize_grads(False)
             ctx.save_for_backward(P, L, U)
