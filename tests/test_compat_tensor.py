@@ -368,3 +368,10 @@ def test_tensor_with_numpy_array_operands_as_torch():
         pylucid.ones(2, requires_grad=True) * a
     with pylucid.no_grad():
         assert isinstance(pylucid.ones(2, requires_grad=True) * a, pylucid.Tensor)
+
+
+def test_eye_of_a_tall_shape_has_ones_on_the_diagonal_only():
+    """Guards against eye(n, m) with n > m + 1 writing a stray one below the diagonal (the flat
+    stride m + 1 runs past the m-th row of a tall matrix)."""
+    for n, m in ((5, 3), (7, 2), (4, 1), (3, 5), (6, 6), (0, 3)):
+        np.testing.assert_array_equal(pylucid.eye(n, m).numpy(), np.eye(n, m, dtype=np.float32))

@@ -57,7 +57,7 @@ def test_docstring_examples_run():
     assert n > 20
 
 
-PUBLIC_MODULES = ["pylucid", "pylucid.nn", "pylucid.nn.functional", "pylucid.autograd", "pylucid.linalg",
+PUBLIC_MODULES = ["pylucid", "pylucid.nn", "pylucid.nn.functional", "pylucid.autograd", "pylucid.linalg", "pylucid.jit",
                   "pylucid.optim", "pylucid.optim.lr_scheduler", "pylucid.ops", "pylucid.nn.init",
                   "pylucid.nn.utils", "pylucid.amp", "pylucid.serialization"]
 

@@ -107,6 +107,10 @@ COMPOSITES = [
     ("tensordot_int", lambda a, b: pylucid.tensordot(a, b, 1), lambda a, b: np.tensordot(a, b, 1), [(2, 3), (3, 4)]),
     ("cdist", pylucid.cdist,
      lambda a, b: np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(-1)), [(4, 3), (5, 3)]),
+    ("cdist_mm", lambda a, b: pylucid.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+     lambda a, b: np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(-1)), [(4, 3), (5, 3)]),
+    ("cdist_mm_batched", lambda a, b: pylucid.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+     lambda a, b: np.sqrt(((a[..., :, None, :] - b[..., None, :, :]) ** 2).sum(-1)), [(2, 4, 3), (1, 5, 3)]),
     ("cdist_p1", lambda a, b: pylucid.cdist(a, b, p=1.0),
      lambda a, b: np.abs(a[:, None, :] - b[None, :, :]).sum(-1), [(4, 3), (5, 3)]),
     ("deg2rad", pylucid.deg2rad, np.deg2rad, [(3,)]),
@@ -241,3 +245,31 @@ def test_variable_is_the_tensor():
     (v * 2).sum().backward()
     assert v.grad.tolist() == [2.0, 2.0, 2.0]
     assert Variable(pylucid.zeros(2)).requires_grad is False
+
+
+def test_cdist_uses_the_matrix_product_path_as_torch():
+    """Guards against cdist's p=2 distances between more than 25 points differing from PyTorch's,
+    which takes |a|^2 + |b|^2 - 2 a.b there (so cdist(x, x) has a nonzero diagonal in float32),
+    and against compute_mode being ignored."""
+    x = pylucid.tensor(rand_array((40, 3)).astype(np.float32) * 10)
+    direct = pylucid.cdist(x, x, compute_mode="donot_use_mm_for_euclid_dist")
+    assert direct.diagonal().abs().max().item() == 0.0
+    mm = pylucid.cdist(x, x)
+    np.testing.assert_allclose(np.asarray(mm), np.asarray(direct), atol=0.05)
+    xg = x.clone().requires_grad_()
+    out = pylucid.cdist(xg, x[:5])
+    assert type(out.grad_fn).__name__ == "ViewBackward0"
+    assert type(out.grad_fn.next_functions[0][0]).__name__ == "EuclideanDistBackward0"
+    with pytest.raises(RuntimeError, match="compute_mode"):
+        pylucid.cdist(x, x, compute_mode="fast")
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(np.asarray(x))
+    # Equal to PyTorch's within the rounding of the squared norms (the products' summation order
+    # may differ), which the direct path is not: its diagonal is exactly zero.
+    scale = 4 * np.finfo(np.float32).eps * float(torch.cdist(tx, tx).max()) ** 2
+    np.testing.assert_allclose(np.asarray(mm) ** 2, torch.cdist(tx, tx).numpy() ** 2, rtol=0, atol=scale)
+    assert np.asarray(mm.diagonal()).max() > 0 and torch.cdist(tx, tx).diagonal().max() > 0
+    txg = tx.clone().requires_grad_()
+    torch.cdist(txg, tx[:5]).pow(2).sum().backward()
+    out.pow(2).sum().backward()
+    np.testing.assert_allclose(np.asarray(xg.grad), txg.grad.numpy(), rtol=1e-5, atol=1e-4)

@@ -6,6 +6,7 @@
 #include "bindings/common.h"
 #include "ops/count.h"
 #include "ops/index.h"
+#include "ops/lu.h"
 #include "ops/modulo.h"
 #include "ops/scan.h"
 #include "ops/select_k.h"
@@ -172,6 +173,15 @@ LUCID_BINDING(ops_ext, 12) {
         py::arg("return_counts") = false, py::arg("dim") = py::none(), unique_doc);
   def_method("unique", unique_fn, py::arg("sorted") = true, py::arg("return_inverse") = false,
              py::arg("return_counts") = false, py::arg("dim") = py::none(), unique_doc);
+  m.def(
+      "_lu_factor_ex",
+      [](T x) {
+        auto [lu, piv, info] = maybe_nogil(x->numel(), [&] { return lu_factor_ex(x); });
+        return py::make_tuple(lu, piv, info);
+      },
+      py::arg("input"),
+      "(LU, pivots, info) of every matrix of a float32/float64 input through LAPACK's getrf, without a "
+      "gradient (pylucid.linalg.lu_factor_ex adds one).");
   const char* bincount_doc =
       "How often each value 0..max occurs in a 1-D non-negative int64 tensor (at least minlength bins); with "
       "weights, the sum of the weights of each value (float32 weights sum in float32, others in float64).\n\n"

@@ -191,6 +191,13 @@ class Tensor:
         ``input`` with the slices ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor);
             differentiable in input (and in a 0-d tensor value).
         """
+    def index_reduce(self, dim, index, source, reduce, *, include_self = True):
+        """
+        ``input`` with the slices of ``source`` along ``dim`` combined into the slices ``index``
+            names by ``reduce`` (``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``), ``input``'s own value
+            taking part when ``include_self``: :func:`scatter_reduce` with ``index`` spread over the
+            slices. Differentiable in input and source.
+        """
     def is_conj(self):
         """
         False: no tensor carries a conjugation bit.
@@ -1345,6 +1352,10 @@ class Tensor:
         """
         In-place index_put: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
         """
+    def index_reduce_(self, *args, **kwargs):
+        """
+        In-place index_reduce: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def index_select(self, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
         """
         The entries of input at the int64 positions `index` (0-d or 1-d) along `dim`; repeated positions accumulate their gradients.
@@ -1593,6 +1604,16 @@ class Tensor:
     def lt_(self, *args, **kwargs):
         """
         In-place lt: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
+    def lu(self, *args, **kwargs):
+        """
+        ``torch.lu`` (deprecated in PyTorch for ``linalg.lu_factor``): ``(LU, pivots)``, or the
+            named tuple ``(LU, pivots, info)`` with ``get_infos=True``. Never raises for a singular matrix.
+        """
+    def lu_solve(self, *args, **kwargs):
+        """
+        ``torch.lu_solve(b, LU_data, LU_pivots)`` (deprecated in PyTorch for
+            ``linalg.lu_solve(LU, pivots, B)``, whose arguments come in the other order).
         """
     def map_(self, tensor, callable):
         """
@@ -3350,6 +3371,10 @@ def _log_softmax(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex) 
     ...
 def _logsigmoid(input: Tensor) -> Tensor:
     ...
+def _lu_factor_ex(input: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """
+    (LU, pivots, info) of every matrix of a float32/float64 input through LAPACK's getrf, without a gradient (pylucid.linalg.lu_factor_ex adds one).
+    """
 def _make_function_nodes(arg0: str, arg1: collections.abc.Sequence[Tensor | None], arg2: collections.abc.Sequence[Tensor], arg3: typing.Any, arg4: typing.Any) -> None:
     """
     Records one FunctionNode per output: backward(output_nr, grad) -> one gradient (or None) per input

@@ -744,7 +744,7 @@ INPLACE_OPS = (
     "logical_and", "logical_or", "logical_xor", "logical_not",
     # scans, triangles, indexing
     "cumsum", "cumprod", "tril", "triu", "index_add", "index_copy", "index_fill", "index_put", "scatter",
-    "scatter_reduce",
+    "scatter_reduce", "index_reduce",
 )
 
 

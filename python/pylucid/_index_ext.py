@@ -25,8 +25,8 @@ from ._C import Tensor, dtype
 from ._tensor import _tensor_arg
 from ._tensor_str import return_type_repr
 
-__all__ = ["index_add", "index_copy", "index_fill", "index_put", "scatter", "scatter_reduce", "take", "kthvalue",
-           "erfinv"]
+__all__ = ["index_add", "index_copy", "index_fill", "index_put", "scatter", "scatter_reduce", "index_reduce", "take",
+           "kthvalue", "erfinv"]
 
 
 def _long(a):
@@ -315,6 +315,35 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return _SCATTER_REDUCE[0].apply(input, src, dim, index, reduce, bool(include_self))
 
 
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """``input`` with the slices of ``source`` along ``dim`` combined into the slices ``index``
+    names by ``reduce`` (``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``), ``input``'s own value
+    taking part when ``include_self``: :func:`scatter_reduce` with ``index`` spread over the
+    slices. Differentiable in input and source."""
+    _tensor_arg(input, "index_reduce")
+    _tensor_arg(source, "index_reduce", "source")
+    _tensor_arg(index, "index_reduce", "index")
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise _C.ShapeMismatch(f"index_reduce: reduce argument must be one of prod, mean, amax, amin, got {reduce!r}")
+    if index.dim() > 1:
+        raise _C.ShapeMismatch(f"index_reduce: Index should have dimension 1 or 0 (got {index.dim()})")
+    nd = max(source.dim(), 1)
+    d = dim + nd if dim < 0 else dim
+    if not 0 <= d < nd or input.dim() != source.dim():
+        raise _C.ShapeMismatch(f"index_reduce: dim {dim} out of range, or source {tuple(source.shape)} and input "
+                               f"{tuple(input.shape)} of different ranks")
+    n = source.shape[d] if source.dim() else 1
+    if index.numel() != n:
+        raise _C.ShapeMismatch(f"index_reduce: Number of indices ({index.numel()}) should be equal to "
+                               f"source.size(dim) ({n})")
+    if source.dim() == 0:
+        return scatter_reduce(input, 0, index.reshape(1), source.reshape(1), reduce, include_self=include_self)
+    shape = [1] * source.dim()
+    shape[d] = n
+    idx = index.reshape(shape).expand(*source.shape)
+    return scatter_reduce(input, d, idx, source, reduce, include_self=include_self)
+
+
 def index_put(input, indices, values, accumulate=False):
     """``input`` with ``values`` written at ``input[indices]`` (a tuple of index tensors), or added
     there with ``accumulate`` (repeated positions add up); differentiable in input and values."""
@@ -463,7 +492,7 @@ def _attach():
     from ._math import div, divide, true_divide  # noqa: PLC0415
     from ._math_ext import unique  # noqa: PLC0415
     fns = {"div": div, "divide": divide, "true_divide": true_divide, "unique": unique}
-    for name in ["index_add", "index_copy", "index_fill", "index_put", "scatter", "scatter_reduce", "take",
+    for name in ["index_add", "index_copy", "index_fill", "index_put", "scatter", "scatter_reduce", "index_reduce", "take",
                  "kthvalue", "erfinv", "div", "divide", "true_divide", "unique"]:
         fn = fns.get(name) or globals()[name]
         setattr(Tensor, name, _method(fn, name, fn.__doc__))

@@ -302,8 +302,58 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
                                f"{tuple(x1.shape)} and {tuple(x2.shape)}")
     if p < 0:
         raise ValueError(f"cdist only supports non-negative p values, got {p}")
+    if compute_mode not in _CDIST_MODES:
+        raise _C.LucidError(f"cdist: {compute_mode} is not a valid value for compute_mode, expected one of "
+                            f"{', '.join(_CDIST_MODES)}")
+    P, R = x1.shape[-2], x2.shape[-2]
+    if p == 2 and (compute_mode == "use_mm_for_euclid_dist"
+                   or (compute_mode == _CDIST_MODES[0] and (P > 25 or R > 25))):
+        # NOTE: PyTorch's matrix-product path, |a|^2 + |b|^2 - 2 a.b, with its rounding: points
+        # closer than ~sqrt(eps) * |a| come out as a few ulps of |a| rather than as their distance
+        # (the diagonal of cdist(x, x) is not exactly zero), and programs print those numbers.
+        batch = broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+        M = x1.shape[-1]
+        a = x1.expand(*batch, P, M).reshape(-1, P, M) if batch else x1
+        b = x2.expand(*batch, R, M).reshape(-1, R, M) if batch else x2
+        return _euclidean_dist_fn().apply(a, b).view(*batch, P, R)
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return _C.norm(diff, p, -1) if p != 0 else (diff != 0).sum(-1).to(x1.dtype)
+
+
+_CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+_EUCLID: list = []
+
+
+def _euclidean_dist_fn():
+    """sqrt(max(|a|^2 + |b|^2 - 2 a.b, 0)) as one matrix product of padded operands; backward
+    ``ratio = g / d`` (0 where d = 0), ``ga = a * sum_j ratio - ratio b``, written with ops."""
+    if _EUCLID:
+        return _EUCLID[0]
+    from ._tensor import ones_like
+    from .autograd.function import Function
+
+    class EuclideanDist(Function):
+        _builtin_node = "EuclideanDist"
+
+        @staticmethod
+        def forward(ctx, a, b):
+            an = a.pow(2).sum(-1, keepdim=True)
+            bn = b.pow(2).sum(-1, keepdim=True)
+            a_ = _C.cat([a * -2, an, ones_like(an)], -1)
+            b_ = _C.cat([b, ones_like(bn), bn], -1)
+            d = (a_ @ b_.transpose(-2, -1)).clamp_min(0).sqrt()
+            ctx.save_for_backward(a, b, d)
+            return d
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b, d = ctx.saved_tensors
+            ratio = (g / d).masked_fill(d == 0, 0.0)
+            return (a * ratio.sum(-1, keepdim=True) - ratio @ b,
+                    b * ratio.sum(-2).unsqueeze(-1) - ratio.transpose(-2, -1) @ a)
+
+    _EUCLID.append(EuclideanDist)
+    return EuclideanDist
 
 
 def _attach():

@@ -313,7 +313,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, layout=None,
     t = full((n, m), 0.0, dtype=_factory_dtype(dtype, "eye"))
     k = _builtins.min(n, m)
     if k:
-        t.view(-1)[:: m + 1] = 1
+        t.view(-1)[: k * (m + 1) : m + 1] = 1  # the first k rows only: a tall matrix has no more
     return _finish(t, requires_grad)
 
 

@@ -42,6 +42,7 @@ ALIASES = {
     "torch.utils.data": "utils.data",
     "torch.utils.checkpoint": "utils.checkpoint",
     "torch.linalg": "linalg",
+    "torch.jit": "jit",
     "torch.distributions": "distributions",
     "torch.cuda": "cuda",
     "torch.accelerator": "accelerator",

@@ -1,7 +1,7 @@
 """``pylucid.linalg``: PyTorch's ``torch.linalg``. Vector norms over the fused ``norm`` reduction
 and matrix norms (``norm``, ``matrix_norm``); the small dense solvers ``inv``, ``solve``, ``det``
 and ``slogdet`` here, and the decompositions (``cholesky``, ``qr``, ``eigh``, ``svd``, ``pinv``,
-``lstsq``, ``solve_triangular``, ``matrix_exp``, ...): LAPACK
+``lstsq``, ``solve_triangular``, ``matrix_exp``, ``lu``, ``lu_factor``, ``lu_solve``, ...): LAPACK
 through numpy for the forward, over batches of matrices; backward written with pylucid ops, so
 it has gradients of every order. All differentiable.
 
@@ -22,12 +22,13 @@ from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, cond, cross, di
                              householder_product, inv_ex, lstsq, matrix_exp, matrix_norm, matrix_rank, multi_dot, pinv,
                              qr, solve_triangular, svd, svdvals, vecdot)
 from ._linalg_decomp import linalg_matrix_power as matrix_power
+from ._linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
 from ._tensor_str import return_type_repr
 
 __all__ = ["matmul", "solve_ex", "tensorinv", "tensorsolve", "vander", "det", "inv", "norm", "slogdet", "solve", "vector_norm", "LinAlgError", "cholesky", "cholesky_ex", "qr",
            "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank", "inv_ex",
            "matrix_exp", "householder_product", "solve_triangular", "matrix_norm", "matrix_power", "multi_dot", "cond",
-           "vecdot", "cross", "diagonal"]
+           "vecdot", "cross", "diagonal", "lu", "lu_factor", "lu_factor_ex", "lu_solve"]
 
 
 def _check(x, op):
