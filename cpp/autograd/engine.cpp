@@ -1,6 +1,7 @@
 #include "autograd/engine.h"
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -41,11 +42,38 @@ std::string torch_size_str(const Shape& s) {
   return r + "])";
 }
 
-// Applies the pre-hooks of one output to its gradient.
-TensorImplPtr apply_pre_hooks(const Node::PreHooks& hooks, TensorImplPtr g) {
-  for (auto& [id, h] : hooks)
-    if (auto r = h(g)) g = std::move(r);
-  return g;
+// The gradients waiting at the outputs of nodes with several outputs: one slot per output
+// (nullptr while no gradient reached it). Single-output nodes keep theirs in a hash map; this
+// one is an ordered map, which costs nothing to create and destroy empty, as it mostly is.
+using OutputBuffers = std::map<Node*, std::vector<TensorImplPtr>>;
+
+void add_output_grad(OutputBuffers& buffers, const Edge& e, TensorImplPtr g) {
+  auto& gs = buffers[e.fn.get()];
+  gs.resize(e.fn->num_outputs);
+  auto& slot = gs[e.input_nr];
+  slot = slot ? add(slot, g) : std::move(g);
+}
+
+// Runs a node with several outputs once on the gradients waiting at its outputs (not at all when
+// none arrived): each output's tensor hooks (then `capture`), the node's pre-hooks, the node,
+// its post-hooks.
+std::vector<TensorImplPtr> run_multi(Node& n, OutputBuffers& buffers, bool anomaly,
+                                     const std::function<void(uint32_t, const TensorImplPtr&)>& capture) {
+  auto it = buffers.find(&n);
+  if (it == buffers.end()) return {};
+  std::vector<TensorImplPtr> gs = std::move(it->second);
+  buffers.erase(it);
+  for (uint32_t i = 0; i < gs.size(); ++i) {
+    if (!gs[i]) continue;
+    for (auto& [id, h] : n.output_pre_hooks(i))
+      if (auto r = h(gs[i])) gs[i] = std::move(r);
+    if (capture) capture(i, gs[i]);
+  }
+  for (auto& [id, h] : n.node_pre_hooks) h(gs);
+  auto outs = n.run_outputs(gs);
+  if (anomaly) check_anomaly(n, outs);
+  for (auto& [id, h] : n.post_hooks) h(outs, gs);
+  return outs;
 }
 
 // The dependency counts of the innermost backward pass on this thread (nodes leave it as they run).
@@ -95,31 +123,20 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
 
   // Discover the graph and count, for each node, the edges that feed it.
   std::unordered_map<Node*, int> deps;
-  // The summed gradient waiting at each node's output; a node with several outputs keeps one slot
-  // per output (nullptr while none reached it).
-  std::unordered_map<Node*, TensorImplPtr> buffer;
-  std::unordered_map<Node*, std::vector<TensorImplPtr>> buffers;
-  auto add_grad = [&](const Edge& e, TensorImplPtr g) {
-    Node* n = e.fn.get();
-    if (n->num_outputs == 1) {
-      auto it = buffer.find(n);
-      if (it == buffer.end()) buffer.emplace(n, std::move(g));
-      else it->second = add(it->second, g);
-    } else {
-      auto& gs = buffers[n];
-      gs.resize(n->num_outputs);
-      auto& slot = gs[e.input_nr];
-      slot = slot ? add(slot, g) : std::move(g);
-    }
-  };
+  std::unordered_map<Node*, TensorImplPtr> buffer;  // the summed gradient at a node's output
+  OutputBuffers buffers;                            // ... at each output of a node with several
   // Every discovered node, held strongly: releasing a node's edges must not free a node that
   // is still waiting to run.
   std::vector<NodePtr> stack;
   for (size_t i = 0; i < roots.size(); ++i) {
     const auto& r = roots[i];
     Edge e = gradient_edge(r);
-    if (deps.emplace(e.fn.get(), 0).second) stack.push_back(e.fn);
-    add_grad(e, grads[i]->dtype == r->dtype ? grads[i] : to(grads[i], r->dtype, false));
+    Node* n = e.fn.get();
+    auto g = grads[i]->dtype == r->dtype ? grads[i] : to(grads[i], r->dtype, false);
+    if (deps.emplace(n, 0).second) stack.push_back(e.fn);
+    if (n->num_outputs > 1) add_output_grad(buffers, e, std::move(g));
+    else if (auto it = buffer.find(n); it == buffer.end()) buffer.emplace(n, std::move(g));
+    else it->second = add(it->second, g);
   }
   for (size_t s = 0; s < stack.size(); ++s) {  // stack doubles as a visited list
     for (auto& e : stack[s]->next_edges) {
@@ -141,22 +158,9 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
     std::vector<Edge> edges = n->next_edges;  // run/release may clear them
     AccumulateGrad* acc = nullptr;
     if (n->num_outputs > 1) {
-      std::vector<TensorImplPtr> gs;
-      if (auto it = buffers.find(n); it != buffers.end()) {
-        gs = std::move(it->second);
-        buffers.erase(it);
-      }
-      if (!gs.empty()) {
-        for (uint32_t i = 0; i < gs.size(); ++i) {
-          if (!gs[i]) continue;
-          gs[i] = apply_pre_hooks(n->output_pre_hooks(i), std::move(gs[i]));
-          if (capture) capture_output(n, i, gs[i]);
-        }
-        for (auto& [id, h] : n->node_pre_hooks) h(gs);
-        outs = n->run_outputs(gs);
-        if (anomaly) check_anomaly(*n, outs);
-        for (auto& [id, h] : n->post_hooks) h(outs, gs);
-      }
+      std::function<void(uint32_t, const TensorImplPtr&)> cap;
+      if (capture) cap = [&](uint32_t i, const TensorImplPtr& g) { capture_output(n, i, g); };
+      outs = run_multi(*n, buffers, anomaly, cap);
     } else {
       TensorImplPtr g;
       if (auto it = buffer.find(n); it != buffer.end()) {
@@ -165,7 +169,8 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
       }
       acc = dynamic_cast<AccumulateGrad*>(n);
       if (g) {
-        g = apply_pre_hooks(n->pre_hooks, std::move(g));
+        for (auto& [id, h] : n->pre_hooks)
+          if (auto r = h(g)) g = std::move(r);
         if (capture) capture_output(n, 0, g);
         if (!n->node_pre_hooks.empty()) {
           std::vector<TensorImplPtr> gs{g};
@@ -196,7 +201,11 @@ std::vector<TensorImplPtr> Engine::backward(const std::vector<TensorImplPtr>& ro
     for (size_t i = 0; i < edges.size(); ++i) {
       Node* next = edges[i].fn.get();
       if (!next) continue;
-      if (i < outs.size() && outs[i]) add_grad(edges[i], std::move(outs[i]));
+      if (i < outs.size() && outs[i]) {
+        if (next->num_outputs > 1) add_output_grad(buffers, edges[i], std::move(outs[i]));
+        else if (auto it = buffer.find(next); it == buffer.end()) buffer.emplace(next, std::move(outs[i]));
+        else it->second = add(it->second, outs[i]);
+      }
       if (--deps[next] == 0) ready.push_back(next);
     }
     if (!retain_graph && !acc) n->release_saved();
