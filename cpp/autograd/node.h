@@ -34,17 +34,12 @@ struct Node : std::enable_shared_from_this<Node> {
   uint32_t num_outputs = 1;
   // Called with the summed gradient of an output before the node runs (retain_grad and
   // Tensor.register_hook on a non-leaf, the retain_grad hook last); a hook returns a replacement
-  // gradient or nullptr. Keyed by handle id (see next_hook_id). pre_hooks are output 0's, the
-  // only output of most nodes; later_pre_hooks[i - 1] those of output i.
+  // gradient or nullptr. Keyed by handle id (see next_hook_id). pre_hooks are those of output 0,
+  // the only output of most nodes; a node with several outputs keeps the others' itself.
   using PreHook = std::function<TensorImplPtr(const TensorImplPtr&)>;
   using PreHooks = std::vector<std::pair<uint64_t, PreHook>>;
   PreHooks pre_hooks;
-  std::vector<PreHooks> later_pre_hooks;
-  PreHooks& output_pre_hooks(uint32_t output_nr) {
-    if (output_nr == 0) return pre_hooks;
-    if (later_pre_hooks.size() < output_nr) later_pre_hooks.resize(output_nr);
-    return later_pre_hooks[output_nr - 1];
-  }
+  virtual PreHooks& output_pre_hooks(uint32_t /*output_nr*/) { return pre_hooks; }
   // Node.register_prehook: called after the tensors' hooks with all output gradients (nullptr
   // for an output no gradient reached); may replace entries.
   using NodePreHook = std::function<void(std::vector<TensorImplPtr>&)>;

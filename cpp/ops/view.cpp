@@ -138,7 +138,11 @@ struct PiecesBackward final : Node {
   int64_t dim_ = 0;
   Shape sizes_;  // each piece's length along dim_ (unbind: 1, and the piece has no dim_)
   bool released_ = false;
+  std::vector<PreHooks> later_pre_hooks_;  // those of outputs 1, 2, ... (pre_hooks: output 0's)
 
+  PreHooks& output_pre_hooks(uint32_t output_nr) override {
+    return output_nr == 0 ? pre_hooks : later_pre_hooks_.at(output_nr - 1);
+  }
   const char* name() const override {
     static const char* names[] = {"SplitBackward", "SplitWithSizesBackward", "UnbindBackward"};
     return names[int(kind_)];
@@ -293,7 +297,7 @@ std::vector<TensorImplPtr> pieces(const TensorImplPtr& x, const Shape& sizes, in
   n->dim_ = dim;
   n->sizes_ = sizes;
   n->num_outputs = uint32_t(out.size());
-  n->later_pre_hooks.resize(out.size() - 1);
+  n->later_pre_hooks_.resize(out.size() - 1);
   n->next_edges = {gradient_edge(x)};
   for (size_t i = 0; i < out.size(); ++i) attach_node(out[i], n, uint32_t(i));
   return out;
