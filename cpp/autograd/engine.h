@@ -1,6 +1,7 @@
 // Engine: runs the backward graph from one or more roots. Nodes run in dependency order
 // (a node runs once all gradients flowing into it are summed: Kahn's algorithm over an
-// iteratively discovered graph, no recursion). Leaves accumulate into .grad; with `inputs`
+// iteratively discovered graph, no recursion). A node with several outputs runs once, with the
+// summed gradient of each output (nullptr for one no gradient reached). Leaves accumulate into .grad; with `inputs`
 // given (autograd.grad), their gradients are captured and returned instead. With create_graph the
 // nodes run under grad mode: each node's backward records its own graph (see func_op.h).
 #pragma once

@@ -94,10 +94,11 @@ inline bool any_requires_grad(std::initializer_list<const TensorImplPtr*> ts) {
   return false;
 }
 
-// Records `node` as the grad_fn of `out` (which then requires grad).
-inline void attach_node(const TensorImplPtr& out, NodePtr node) {
+// Records `node` as the grad_fn of `out`, its output `output_nr` (out then requires grad).
+inline void attach_node(const TensorImplPtr& out, NodePtr node, uint32_t output_nr = 0) {
   out->requires_grad = true;
   out->grad_fn = std::move(node);
+  out->output_nr = output_nr;
 }
 
 }  // namespace lucid

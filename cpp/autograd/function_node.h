@@ -1,5 +1,5 @@
 // FunctionNode: the backward node of a user-defined autograd.Function (and of any other backward
-// supplied as a callback). One node per differentiable output of the forward (every node has one
+// supplied as a callback). One node per differentiable output of the forward (each with one
 // output): `backward_(output_nr, grad)` returns one gradient per next edge (nullptr for none).
 // The callback lives in the bindings, which check the gradients and call back into Python;
 // `release_` frees the saved state after a backward without retain_graph.

@@ -67,7 +67,7 @@ void set_view_refresh(void (*refresh)(const TensorImplPtr& t)) { g_view_refresh 
 
 Edge gradient_edge(const TensorImplPtr& t) {
   if (t->view_gen != t->storage->history_gen && g_view_refresh) g_view_refresh(t);
-  if (t->grad_fn) return {t->grad_fn, 0};
+  if (t->grad_fn) return {t->grad_fn, t->output_nr};
   if (!t->requires_grad) return {};
   NodePtr acc = t->grad_accumulator.lock();
   if (!acc) {
@@ -155,7 +155,7 @@ std::string modified_saved_message(const TensorImpl& t, const Node* producer, ui
     std::string n = producer->name();
     while (!n.empty() && n.back() >= '0' && n.back() <= '9') n.pop_back();
     if (n.size() > 8 && n.compare(n.size() - 8, 8, "Backward") == 0) n.resize(n.size() - 8);
-    which = ", which is output 0 of " + n + ",";
+    which = str(", which is output ", t.output_nr, " of ", n, ",");
   }
   const char* hint =
       AnomalyMode::is_enabled()

@@ -1,6 +1,9 @@
-// Node: one step of the backward graph. Every op output has its own node (single output), so
-// `run(grad_out)` maps the gradient of that output to one gradient per next edge, in input
-// order (nullptr where an input needs none). AccumulateGrad is the node at a leaf.
+// Node: one step of the backward graph. Most nodes have one output: `run(grad_out)` maps its
+// gradient to one gradient per next edge, in input order (nullptr where an input needs none).
+// A node may have several outputs (split/chunk/unbind: one node for all pieces, as PyTorch):
+// a tensor names its output by TensorImpl::output_nr, an Edge by input_nr, and the engine runs
+// such a node once with all its output gradients (`run_outputs`). AccumulateGrad is the node at
+// a leaf.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -19,7 +22,7 @@ using NodePtr = std::shared_ptr<Node>;
 
 struct Edge {
   NodePtr fn;  // null: this input needs no gradient
-  uint32_t input_nr = 0;
+  uint32_t input_nr = 0;  // which output of fn this edge's gradient is for
 };
 
 // NOTE [iterative teardown]: a graph can be a chain of millions of nodes (total = total + x in a
@@ -28,14 +31,22 @@ struct Edge {
 // destructor on the stack drains the queue in a loop, so the C++ stack depth stays constant.
 struct Node : std::enable_shared_from_this<Node> {
   std::vector<Edge> next_edges;
-  // Called with the summed gradient of this node's output before it runs (retain_grad,
-  // Tensor.register_hook on a non-leaf, Node.register_prehook); a hook returns a replacement
-  // gradient or nullptr. Keyed by handle id (see next_hook_id).
+  uint32_t num_outputs = 1;
+  // Called with the summed gradient of an output before the node runs (retain_grad and
+  // Tensor.register_hook on a non-leaf, the retain_grad hook last); a hook returns a replacement
+  // gradient or nullptr. Keyed by handle id (see next_hook_id). pre_hooks are those of output 0,
+  // the only output of most nodes; a node with several outputs keeps the others' itself.
   using PreHook = std::function<TensorImplPtr(const TensorImplPtr&)>;
-  std::vector<std::pair<uint64_t, PreHook>> pre_hooks;
-  // Node.register_hook: called with (grad_inputs, grad_output) after the node ran; may replace
+  using PreHooks = std::vector<std::pair<uint64_t, PreHook>>;
+  PreHooks pre_hooks;
+  virtual PreHooks& output_pre_hooks(uint32_t /*output_nr*/) { return pre_hooks; }
+  // Node.register_prehook: called after the tensors' hooks with all output gradients (nullptr
+  // for an output no gradient reached); may replace entries.
+  using NodePreHook = std::function<void(std::vector<TensorImplPtr>&)>;
+  std::vector<std::pair<uint64_t, NodePreHook>> node_pre_hooks;
+  // Node.register_hook: called with (grad_inputs, grad_outputs) after the node ran; may replace
   // entries of grad_inputs.
-  using PostHook = std::function<void(std::vector<TensorImplPtr>&, const TensorImplPtr&)>;
+  using PostHook = std::function<void(std::vector<TensorImplPtr>&, const std::vector<TensorImplPtr>&)>;
   std::vector<std::pair<uint64_t, PostHook>> post_hooks;
   // Where the forward op was called from, recorded only under anomaly mode (see AnomalyMode).
   std::string anomaly_trace;
@@ -48,6 +59,9 @@ struct Node : std::enable_shared_from_this<Node> {
   // Maps the output's gradient to one gradient per next edge. With grad mode on (the engine
   // under create_graph=True) the result is itself recorded, so it can be differentiated again.
   virtual std::vector<TensorImplPtr> run(const TensorImplPtr& grad_out) = 0;
+  // A node with several outputs: the same, given every output's gradient (nullptr for an output
+  // no gradient reached, at least one not null). Called by the engine when num_outputs > 1.
+  virtual std::vector<TensorImplPtr> run_outputs(const std::vector<TensorImplPtr>& grads) { return run(grads[0]); }
   // Frees saved state after a backward without retain_graph.
   virtual void release_saved() { next_edges.clear(); }
   // True when another node handed this one work to do in the current backward pass (see

@@ -26,6 +26,7 @@ TensorImplPtr detach(const TensorImplPtr& t) { return make_view(t, t->shape, t->
 
 TensorImplPtr detach_(const TensorImplPtr& t) {
   t->grad_fn.reset();
+  t->output_nr = 0;
   t->requires_grad = false;
   return t;
 }
@@ -34,11 +35,11 @@ void retain_grad(const TensorImplPtr& t) {
   LUCID_CHECK(t->requires_grad, "retain_grad: can't retain_grad on a tensor that does not require grad");
   if (t->is_leaf() || t->retains_grad) return;
   t->retains_grad = true;
-  t->grad_fn->pre_hooks.emplace_back(next_hook_id(), RetainGradHook{t});
+  t->grad_fn->output_pre_hooks(t->output_nr).emplace_back(next_hook_id(), RetainGradHook{t});
 }
 
 void add_tensor_pre_hook(const TensorImplPtr& t, uint64_t id, Node::PreHook hook) {
-  auto& hooks = t->grad_fn->pre_hooks;
+  auto& hooks = t->grad_fn->output_pre_hooks(t->output_nr);
   auto pos = std::find_if(hooks.begin(), hooks.end(),
                           [](const auto& h) { return h.second.template target<RetainGradHook>() != nullptr; });
   hooks.emplace(pos, id, std::move(hook));

@@ -88,7 +88,8 @@ LUCID_BINDING(autograd, 1) {
         return py::tuple(l);
       }, "One (node, input_nr) pair per input of the op, in input order, as in PyTorch. The node is the "
          "input's grad_fn, an AccumulateGrad for a leaf that requires grad, or None for an input that needs "
-         "no gradient; input_nr is always 0 (every node has one output). Empty once a backward without "
+         "no gradient; input_nr says which output of that node the input is (the index of a piece made by "
+         "split, chunk or unbind, else 0). Empty once a backward without "
          "retain_graph has freed the graph.")
       .def("__repr__", [](const Node& n) {
         // As PyTorch prints a grad_fn: <AddBackward0 object at 0x...> (PyTorch numbers each
@@ -132,7 +133,10 @@ LUCID_BINDING(autograd, 1) {
   // Bound here rather than with the rest of Tensor so that its signature names the Node class.
   py::class_<TensorImpl, TensorImplPtr>(m.attr("Tensor"))
       .def_property_readonly("grad_fn", [](const TensorImpl& t) { return t.grad_fn; },
-                             "The backward node that produced this tensor; None for a leaf.");
+                             "The backward node that produced this tensor; None for a leaf.")
+      .def_property_readonly("output_nr", [](const TensorImpl& t) { return t.output_nr; },
+                             "Which output of grad_fn this tensor is: the index of a piece made by split, chunk or "
+                             "unbind, else 0.");
 
   py::class_<AccumulateGrad, Node, std::shared_ptr<AccumulateGrad>>(m, "AccumulateGrad", "The node at a leaf: adds the incoming gradient into variable.grad.")
       .def_readonly("variable", &AccumulateGrad::variable,

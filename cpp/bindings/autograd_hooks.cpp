@@ -29,6 +29,13 @@ TensorImplPtr hook_result(const py::object& r, const TensorImplPtr& g, const cha
   return t;
 }
 
+// Gradients as a hook sees them: a tuple with None for a missing one.
+py::tuple grads_tuple(const std::vector<TensorImplPtr>& gs) {
+  py::tuple t(gs.size());
+  for (size_t i = 0; i < gs.size(); ++i) t[i] = gs[i] ? py::cast(gs[i]) : py::none();
+  return t;
+}
+
 template <class V>
 bool erase_id(V& v, uint64_t id) {
   for (auto it = v.begin(); it != v.end(); ++it)
@@ -66,6 +73,7 @@ LUCID_BINDING(autograd_hooks, 2) {
       };
       outputs[i]->requires_grad = true;
       outputs[i]->grad_fn = std::move(node);
+      outputs[i]->output_nr = 0;
     }
   }, "Records one FunctionNode per output: backward(output_nr, grad) -> one gradient (or None) per input");
 
@@ -82,30 +90,31 @@ LUCID_BINDING(autograd_hooks, 2) {
     return id;
   });
   m.def("_remove_tensor_hook", [](const TensorImplPtr& t, uint64_t id) {
-    if (!erase_id(t->hooks, id) && t->grad_fn) erase_id(t->grad_fn->pre_hooks, id);
+    if (!erase_id(t->hooks, id) && t->grad_fn) erase_id(t->grad_fn->output_pre_hooks(t->output_nr), id);
   });
+  // Node hooks see one gradient per output (None for an output no gradient reached), as PyTorch.
   m.def("_add_node_prehook", [](const NodePtr& n, py::object fn) -> uint64_t {
     auto f = py_fn(std::move(fn));
     const uint64_t id = next_hook_id();
-    n->pre_hooks.emplace_back(id, [f](const TensorImplPtr& g) -> TensorImplPtr {
+    n->node_pre_hooks.emplace_back(id, [f](std::vector<TensorImplPtr>& gout) {
       py::gil_scoped_acquire gil;
-      py::object r = (*f)(py::make_tuple(g));
-      if (r.is_none()) return nullptr;
+      py::object r = (*f)(grads_tuple(gout));
+      if (r.is_none()) return;
       py::sequence s = r;
-      LUCID_CHECK(py::len(s) == 1, "register_prehook: the hook must return None or a tuple of 1 gradient, got ",
-                  py::len(s));
-      return hook_result(s[0], g, "register_prehook");
+      LUCID_CHECK(py::len(s) == gout.size(), "register_prehook: the hook must return None or a tuple of ",
+                  gout.size(), " gradients, got ", py::len(s));
+      for (size_t i = 0; i < gout.size(); ++i)
+        if (gout[i])
+          if (auto t = hook_result(s[i], gout[i], "register_prehook")) gout[i] = t;
     });
     return id;
   });
   m.def("_add_node_hook", [](const NodePtr& n, py::object fn) -> uint64_t {
     auto f = py_fn(std::move(fn));
     const uint64_t id = next_hook_id();
-    n->post_hooks.emplace_back(id, [f](std::vector<TensorImplPtr>& gin, const TensorImplPtr& gout) {
+    n->post_hooks.emplace_back(id, [f](std::vector<TensorImplPtr>& gin, const std::vector<TensorImplPtr>& gout) {
       py::gil_scoped_acquire gil;
-      py::tuple ins(gin.size());
-      for (size_t i = 0; i < gin.size(); ++i) ins[i] = gin[i] ? py::cast(gin[i]) : py::none();
-      py::object r = (*f)(ins, py::make_tuple(gout));
+      py::object r = (*f)(grads_tuple(gin), grads_tuple(gout));
       if (r.is_none()) return;
       py::sequence s = r;
       LUCID_CHECK(py::len(s) == gin.size(), "register_hook: the hook returned ", py::len(s),
@@ -115,7 +124,7 @@ LUCID_BINDING(autograd_hooks, 2) {
     return id;
   });
   m.def("_remove_node_hook", [](const NodePtr& n, uint64_t id) {
-    if (!erase_id(n->pre_hooks, id)) erase_id(n->post_hooks, id);
+    if (!erase_id(n->node_pre_hooks, id)) erase_id(n->post_hooks, id);
   });
 
   m.def("_set_anomaly_enabled", [](bool on) {

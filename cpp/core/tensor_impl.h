@@ -45,6 +45,7 @@ struct TensorImpl {
   bool retains_grad = false;
   TensorImplPtr grad;
   std::shared_ptr<Node> grad_fn;
+  uint32_t output_nr = 0;  // which output of grad_fn this tensor is (split pieces: their index)
   // A leaf's AccumulateGrad while some graph holds it (one per leaf, as PyTorch's grad_accumulator).
   std::weak_ptr<Node> grad_accumulator;
   // Tensor.register_hook on a leaf: each maps the leaf's gradient to a replacement (or nullptr to

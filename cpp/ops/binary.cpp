@@ -510,6 +510,7 @@ TensorImplPtr rebase_inplace(const TensorImplPtr& x, const TensorImplPtr& result
   rebase_view_base(x, r);
   x->requires_grad = r->requires_grad;
   x->grad_fn = r->grad_fn;
+  x->output_nr = r->output_nr;
   return x;
 }
 

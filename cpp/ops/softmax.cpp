@@ -141,6 +141,7 @@ std::vector<TensorImplPtr> SoftmaxBackwardBackwardT<Log>::apply_graph(const Tens
   if (need_dy) {
     yg->requires_grad = true;
     yg->grad_fn = this->next_edges[1].fn;
+    yg->output_nr = this->next_edges[1].input_nr;
   }
   auto u = to(up, y->dtype, false);
   const std::vector<int64_t> d = y->ndim() == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{dim_};

@@ -4,6 +4,7 @@
 
 #include "ops/factory.h"
 #include "ops/grad_graph.h"
+#include "ops/join.h"
 #include "ops/op_utils.h"
 
 namespace lucid {
@@ -96,9 +97,8 @@ struct SliceBackward final : FuncOp<SliceBackward<K>, 1> {
   Geom rel_;
   const char* name_ = nullptr;  // overrides the kind's name (getitem)
   const char* name() const override {
-    static const char* names[] = {"NarrowBackward", "SelectBackward", "SplitBackward",
-                                  "ChunkBackward",  "UnbindBackward", "GetitemBackward",
-                                  "DiagonalBackward", "AsStridedBackward"};
+    static const char* names[] = {"NarrowBackward", "SelectBackward", "GetitemBackward", "DiagonalBackward",
+                                  "AsStridedBackward"};
     return name_ ? name_ : names[int(K)];
   }
   std::vector<TensorImplPtr> apply(const TensorImplPtr& g) { return {embed_region(g, in_shape_, rel_)}; }
@@ -114,12 +114,63 @@ struct SliceBackward final : FuncOp<SliceBackward<K>, 1> {
 };
 template <> const OpSchema& SliceBackward<SliceKind::Narrow>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("narrow");
 template <> const OpSchema& SliceBackward<SliceKind::Select>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("select");
-template <> const OpSchema& SliceBackward<SliceKind::Split>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("split");
-template <> const OpSchema& SliceBackward<SliceKind::Chunk>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("chunk");
-template <> const OpSchema& SliceBackward<SliceKind::Unbind>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("unbind");
 template <> const OpSchema& SliceBackward<SliceKind::GetItem>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("getitem");
 template <> const OpSchema& SliceBackward<SliceKind::Diagonal>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("diagonal");
 template <> const OpSchema& SliceBackward<SliceKind::AsStrided>::schema_v1 = LUCID_KEEP_INPUT_SCHEMA("as_strided");
+
+// split, chunk, unbind: one node shared by all the pieces (PyTorch's SplitBackward0,
+// SplitWithSizesBackward0, UnbindBackward0), piece i being output i. Its backward writes every
+// piece's gradient into one buffer of x's shape and zeroes only the pieces no gradient reached;
+// under create_graph it is the differentiable cat (unbind: stack) of the pieces' gradients.
+enum class PiecesKind { Split, SplitWithSizes, Unbind };
+// The piece [start, start + len) along dim of geometry g (unbind: index start, dim dropped).
+Geom piece_geom(Geom g, PiecesKind kind, int64_t dim, int64_t start, int64_t len) {
+  if (kind == PiecesKind::Unbind) geom_select(g, size_t(dim), start);
+  else geom_slice(g, size_t(dim), start, len, 1);
+  return g;
+}
+struct PiecesBackward final : Node {
+  static const OpSchema &split_schema, &chunk_schema, &unbind_schema;
+  PiecesKind kind_ = PiecesKind::Split;
+  const OpSchema* schema_ = &split_schema;  // the op that made the pieces
+  Shape in_shape_;
+  DType in_dtype_ = kDefaultFloat;
+  int64_t dim_ = 0;
+  Shape sizes_;  // each piece's length along dim_ (unbind: 1, and the piece has no dim_)
+  bool released_ = false;
+  std::vector<PreHooks> later_pre_hooks_;  // those of outputs 1, 2, ... (pre_hooks: output 0's)
+
+  PreHooks& output_pre_hooks(uint32_t output_nr) override {
+    return output_nr == 0 ? pre_hooks : later_pre_hooks_.at(output_nr - 1);
+  }
+  const char* name() const override {
+    static const char* names[] = {"SplitBackward", "SplitWithSizesBackward", "UnbindBackward"};
+    return names[int(kind_)];
+  }
+  const OpSchema* schema() const override { return schema_; }
+  std::vector<TensorImplPtr> run(const TensorImplPtr& g) override { return run_outputs({g}); }
+  std::vector<TensorImplPtr> run_outputs(const std::vector<TensorImplPtr>& grads) override {
+    LUCID_CHECK(!released_, kFreedGraphMessage);
+    const bool graph = GradMode::is_enabled();
+    std::vector<TensorImplPtr> parts;  // create_graph: each piece's gradient, zeros where missing
+    auto dx = graph ? nullptr : empty(in_shape_, in_dtype_);
+    int64_t start = 0;
+    for (size_t i = 0; i < sizes_.size(); start += sizes_[i], ++i) {
+      const Geom p = piece_geom(contiguous_geom(in_shape_), kind_, dim_, start, sizes_[i]);
+      if (graph) parts.push_back(grads[i] ? grads[i] : full(p.shape, 0.0, in_dtype_));
+      else copy_into(make_view(dx, p.shape, p.strides, p.offset), grads[i] ? grads[i] : scalar_tensor(0.0, in_dtype_));
+    }
+    if (graph) dx = kind_ == PiecesKind::Unbind ? stack(parts, dim_) : cat(parts, dim_);
+    return {dx};
+  }
+  void release_saved() override {
+    next_edges.clear();
+    released_ = true;
+  }
+};
+const OpSchema& PiecesBackward::split_schema = LUCID_KEEP_INPUT_SCHEMA("split");
+const OpSchema& PiecesBackward::chunk_schema = LUCID_KEEP_INPUT_SCHEMA("chunk");
+const OpSchema& PiecesBackward::unbind_schema = LUCID_KEEP_INPUT_SCHEMA("unbind");
 
 // contiguous, clone, to: the grad passes through, cast back to the input's dtype.
 enum class CopyKind { Contiguous, Clone, To };
@@ -143,15 +194,19 @@ template <> const OpSchema& CopyBackward<CopyKind::To>::schema_v1 = LUCID_KEEP_I
 #undef LUCID_KEEP_INPUT_SCHEMA
 
 // Attaches a node of type N (set up by `init`) to out when x requires grad.
-template <class N, class Init>
-void record(const TensorImplPtr& out, const TensorImplPtr& x, Init init) {
-  // A view (reshape may have copied) remembers its first base. Not under no_grad: that fast path
-  // pays nothing, and PyTorch refuses in-place writes with grad through views made there anyway.
+// A view (reshape may have copied) remembers its first base. Not under no_grad: that fast path
+// pays nothing, and PyTorch refuses in-place writes with grad through views made there anyway.
+void note_view(const TensorImplPtr& out, const TensorImplPtr& x) {
   if (GradMode::is_enabled() && out->storage == x->storage) {
     auto root = x->view_base.lock();
     out->view_base = root ? root : x;
     out->view_gen = x->storage->history_gen;
   }
+}
+
+template <class N, class Init>
+void record(const TensorImplPtr& out, const TensorImplPtr& x, Init init) {
+  note_view(out, x);
   if (!any_requires_grad({&x})) return;
   auto n = std::make_shared<N>();
   init(*n);
@@ -223,14 +278,28 @@ TensorImplPtr piece(const TensorImplPtr& x, int64_t dim, int64_t start, int64_t 
   return out;
 }
 
-template <SliceKind K>
-std::vector<TensorImplPtr> pieces(const TensorImplPtr& x, const Shape& sizes, int64_t dim) {
+// The pieces of x along dim (of `sizes`; unbind: every index), views sharing one node.
+std::vector<TensorImplPtr> pieces(const TensorImplPtr& x, const Shape& sizes, int64_t dim, PiecesKind kind,
+                                  const OpSchema& schema) {
   std::vector<TensorImplPtr> out;
   int64_t start = 0;
-  for (auto s : sizes) {
-    out.push_back(piece<K>(x, dim, start, s));
-    start += s;
+  for (size_t i = 0; i < sizes.size(); start += sizes[i], ++i) {
+    const Geom g = piece_geom(geom_of(x), kind, dim, start, sizes[i]);
+    out.push_back(make_view(x, g.shape, g.strides, g.offset));
+    note_view(out.back(), x);
   }
+  if (out.empty() || !any_requires_grad({&x})) return out;
+  auto n = std::make_shared<PiecesBackward>();
+  n->kind_ = kind;
+  n->schema_ = &schema;
+  n->in_shape_ = x->shape;
+  n->in_dtype_ = x->dtype;
+  n->dim_ = dim;
+  n->sizes_ = sizes;
+  n->num_outputs = uint32_t(out.size());
+  n->later_pre_hooks_.resize(out.size() - 1);
+  n->next_edges = {gradient_edge(x)};
+  for (size_t i = 0; i < out.size(); ++i) attach_node(out[i], n, uint32_t(i));
   return out;
 }
 
@@ -283,9 +352,6 @@ TensorImplPtr strided_view(const TensorImplPtr& x, const Geom& g, const Geom& re
   switch (kind) {
     case SliceKind::Narrow: record_slice<SliceKind::Narrow>(out, x, rel); break;
     case SliceKind::Select: record_slice<SliceKind::Select>(out, x, rel); break;
-    case SliceKind::Split: record_slice<SliceKind::Split>(out, x, rel); break;
-    case SliceKind::Chunk: record_slice<SliceKind::Chunk>(out, x, rel); break;
-    case SliceKind::Unbind: record_slice<SliceKind::Unbind>(out, x, rel); break;
     case SliceKind::GetItem: record_slice<SliceKind::GetItem>(out, x, rel, name); break;
     case SliceKind::Diagonal: record_slice<SliceKind::Diagonal>(out, x, rel); break;
     case SliceKind::AsStrided: record_slice<SliceKind::AsStrided>(out, x, rel); break;
@@ -509,7 +575,7 @@ std::vector<TensorImplPtr> split(const TensorImplPtr& x, int64_t split_size, int
   Shape sizes;
   for (int64_t s = 0; s < n; s += split_size) sizes.push_back(std::min(split_size, n - s));
   if (sizes.empty()) sizes.push_back(0);
-  return pieces<SliceKind::Split>(x, sizes, dim);
+  return pieces(x, sizes, dim, PiecesKind::Split, PiecesBackward::split_schema);
 }
 
 std::vector<TensorImplPtr> split_with_sizes(const TensorImplPtr& x, const Shape& sizes, int64_t dim) {
@@ -521,7 +587,7 @@ std::vector<TensorImplPtr> split_with_sizes(const TensorImplPtr& x, const Shape&
   }
   LUCID_CHECK_SHAPE(total == n, "split: split sizes ", shape_str(sizes), " add up to ", total, ", but dim ", dim,
                     " has size ", n, " (shape ", shape_str(x->shape), ")");
-  return pieces<SliceKind::Split>(x, sizes, dim);
+  return pieces(x, sizes, dim, PiecesKind::SplitWithSizes, PiecesBackward::split_schema);
 }
 
 std::vector<TensorImplPtr> chunk(const TensorImplPtr& x, int64_t chunks, int64_t dim) {
@@ -532,19 +598,13 @@ std::vector<TensorImplPtr> chunk(const TensorImplPtr& x, int64_t chunks, int64_t
   Shape sizes;
   if (n == 0) sizes.assign(chunks, 0);
   for (int64_t s = 0; s < n; s += size) sizes.push_back(std::min(size, n - s));
-  return pieces<SliceKind::Chunk>(x, sizes, dim);
+  // PyTorch's chunk is a split, or a split_with_sizes for an empty dim.
+  return pieces(x, sizes, dim, n == 0 ? PiecesKind::SplitWithSizes : PiecesKind::Split, PiecesBackward::chunk_schema);
 }
 
 std::vector<TensorImplPtr> unbind(const TensorImplPtr& x, int64_t dim) {
   int64_t n = checked_dim_size(x, dim, "unbind");
-  std::vector<TensorImplPtr> out;
-  for (int64_t i = 0; i < n; ++i) {
-    Geom g = geom_of(x), rel = contiguous_geom(x->shape);
-    geom_select(g, dim, i);
-    geom_select(rel, dim, i);
-    out.push_back(strided_view(x, g, rel, SliceKind::Unbind));
-  }
-  return out;
+  return pieces(x, Shape(size_t(n), 1), dim, PiecesKind::Unbind, PiecesBackward::unbind_schema);
 }
 
 TensorImplPtr contiguous(const TensorImplPtr& x) {

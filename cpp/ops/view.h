@@ -2,8 +2,9 @@
 // strides and offset change. Their backward nodes save no tensor, only geometry:
 //   reshape-like (view, reshape, flatten, unflatten, squeeze, unsqueeze): grad reshaped back;
 //   permute/transpose: grad permuted by the inverse permutation;  expand: grad summed back;
-//   strided sub-views (narrow, select, split, chunk, unbind, basic indexing): grad written into
-//   zeros of x's shape through the same view taken on a contiguous buffer ("rel" geometry).
+//   strided sub-views (narrow, select, basic indexing): grad written into zeros of x's shape
+//   through the same view taken on a contiguous buffer ("rel" geometry);
+//   split, chunk, unbind: one node for all pieces, whose gradients it writes into one buffer.
 // reshape views when the strides allow it and copies otherwise; view never copies and raises.
 // contiguous/clone/to copy (to: the backward casts the grad back to the input's dtype).
 #pragma once
@@ -38,7 +39,7 @@ inline void geom_insert(Geom& g, size_t dim) {
 }
 
 // Which op produced a strided sub-view: picks the backward node's name and schema.
-enum class SliceKind { Narrow, Select, Split, Chunk, Unbind, GetItem, Diagonal, AsStrided };
+enum class SliceKind { Narrow, Select, GetItem, Diagonal, AsStrided };
 // A view of x with geometry `g`, recording the node that writes the grad through `rel` (the
 // same view taken from a contiguous tensor of x's shape) into zeros of x's shape.
 // `name`, when given, is the node's name in place of the kind's (basic indexing names its node

@@ -2557,6 +2557,11 @@ class Tensor:
         The number of dims (0 for a scalar tensor); same as dim().
         """
     @property
+    def output_nr(self) -> builtins.int:
+        """
+        Which output of grad_fn this tensor is: the index of a piece made by split, chunk or unbind, else 0.
+        """
+    @property
     def real(self):
         """
         The real part: the tensor itself (pylucid has no complex dtypes).
@@ -2688,7 +2693,7 @@ class Node:
     @property
     def next_functions(self) -> tuple:
         """
-        One (node, input_nr) pair per input of the op, in input order, as in PyTorch. The node is the input's grad_fn, an AccumulateGrad for a leaf that requires grad, or None for an input that needs no gradient; input_nr is always 0 (every node has one output). Empty once a backward without retain_graph has freed the graph.
+        One (node, input_nr) pair per input of the op, in input order, as in PyTorch. The node is the input's grad_fn, an AccumulateGrad for a leaf that requires grad, or None for an input that needs no gradient; input_nr says which output of that node the input is (the index of a piece made by split, chunk or unbind, else 0). Empty once a backward without retain_graph has freed the graph.
         """
     @property
     def schema(self) -> typing.Any:

@@ -176,11 +176,7 @@ def split_with_sizes(input, split_sizes, dim=0):
     if _builtins.sum(sizes) != n:
         raise _C.LucidError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                             f"dimension {d}), but got split_sizes={sizes}")
-    out, start = [], 0
-    for s in sizes:
-        out.append(input.narrow(d, start, s))
-        start += s
-    return tuple(out)
+    return tuple(input.split(sizes, d))  # one SplitWithSizesBackward node for all pieces
 
 
 # ---- the *_scatter functions: a copy of input with one view of it replaced by src --------------

@@ -210,7 +210,7 @@ def _add_suffixes(s, suffixes, indent):
 # an addmm, cross_entropy ends in nll_loss, training-mode dropout is a multiplication by a mask.
 _TORCH_NODE_NAMES = {
     "ReshapeBackward": "ViewBackward", "FlattenBackward": "ViewBackward", "UnflattenBackward": "ViewBackward",
-    "MovedimBackward": "PermuteBackward", "NarrowBackward": "SliceBackward", "ChunkBackward": "SplitBackward",
+    "MovedimBackward": "PermuteBackward", "NarrowBackward": "SliceBackward",
     "CrossEntropyBackward": "NllLossBackward", "DropoutBackward": "MulBackward",
     "LayerNormBackward": "NativeLayerNormBackward", "BatchNormBackward": "NativeBatchNormBackward",
     "GroupNormBackward": "NativeGroupNormBackward", "PadBackward": "ConstantPadNdBackward",
