@@ -396,11 +396,16 @@ def _out(r, out):
         raise _C.DtypeMismatch(f"out= must be a Tensor, got {type(out).__name__}")
     if isinstance(out, (tuple, list)):
         for o, v in zip(out, r):
-            o.resize_(v.shape) if tuple(o.shape) != tuple(v.shape) else None
-            o.copy_(v)
+            _fill(o, v)
         return type(r)(*out) if isinstance(r, tuple) and hasattr(r, "_fields") else tuple(out)
+    return _fill(out, r)
+
+
+def _fill(out, r):
+    # As PyTorch resizes an out= tensor of another shape: here it is rebound to the result's shape.
     if tuple(out.shape) != tuple(r.shape):
-        out.resize_(r.shape)
+        out.data = r.detach() if r.dtype == out.dtype else r.detach().to(out.dtype)
+        return out
     return out.copy_(r)
 
 
