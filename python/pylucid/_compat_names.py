@@ -658,8 +658,10 @@ def typename(obj):
 
 
 def is_storage(obj):
-    """False: pylucid exposes no storage objects."""
-    return False
+    """Whether ``obj`` is a storage (what ``Tensor.untyped_storage()`` or ``Tensor.storage()`` returns)."""
+    from ._storage import TypedStorage, UntypedStorage
+
+    return isinstance(obj, (TypedStorage, UntypedStorage))
 
 
 def frombuffer(buffer, *, dtype=None, count=-1, offset=0, requires_grad=False):
