@@ -53,3 +53,71 @@ def test_handle_over_a_user_dict_as_torch():
             assert list(hooks.values()) == [print, repr]
         assert (dict(hooks), dict(extra)) == ({other.id: repr}, {})
     assert torch is not None
+
+
+def _storage_facts(lib):
+    a = lib.arange(10.0)
+    b = a[2:5]
+    t = a.view(2, 5).t()
+    u, ub = a.untyped_storage(), b.untyped_storage()
+    s = b.storage()
+    return [u.data_ptr() == ub.data_ptr() == t.untyped_storage().data_ptr(), u == ub, u.nbytes(), u.size(), len(u),
+            u.element_size(), u.tolist()[4:8], b.data_ptr() - ub.data_ptr(), str(s.dtype).split(".")[-1], s.size(),
+            len(s), s.element_size(), s.nbytes(), s.data_ptr() == u.data_ptr(), s[3], s.tolist(),
+            lib.is_storage(s), lib.is_storage(u), lib.is_storage(b), lib.arange(3.0).expand(4, 3).untyped_storage().nbytes(),
+            a.clone().untyped_storage() == u, str(lib.arange(2.0).storage()).replace("torch.", "pylucid.")]
+
+
+def test_storage_matches_torch():
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # storage() is deprecated in both
+        assert _storage_facts(pylucid) == _storage_facts(torch)
+
+
+def test_storage_without_torch():
+    x = pylucid.ones(2, 3, dtype=pylucid.float64)
+    row = x[1]
+    u = row.untyped_storage()
+    assert u.data_ptr() == x.data_ptr() and u.nbytes() == 48 and isinstance(u, pylucid.UntypedStorage)
+    assert row.data_ptr() - u.data_ptr() == 3 * 8
+    with pytest.warns(UserWarning, match="untyped_storage"):
+        import pylucid._storage as st
+        st._warned.clear()
+        s = x.storage()
+    assert isinstance(s, pylucid.TypedStorage) and s.untyped() == u and s.tolist() == [1.0] * 6
+    assert pylucid.ones(2, dtype=pylucid.bfloat16).storage().tolist() == [1.0, 1.0]
+
+
+def _spawned_square(rank, base, queue):
+    queue.put((rank, (pylucid.arange(3.0) + base * rank).pow(2).sum().item()))
+
+
+def _spawned_raise(rank):
+    if rank == 1:
+        raise ValueError(f"rank {rank} failed")
+
+
+def test_multiprocessing_spawn_and_strategies():
+    import pylucid.multiprocessing as mp
+    assert mp.get_sharing_strategy() == "file_descriptor"
+    assert mp.get_all_sharing_strategies() == {"file_descriptor", "file_system"}
+    mp.set_sharing_strategy("file_system")
+    try:
+        assert mp.get_sharing_strategy() == "file_system"
+        with pytest.raises(AssertionError, match="invalid sharing strategy"):
+            mp.set_sharing_strategy("shm")
+    finally:
+        mp.set_sharing_strategy("file_descriptor")
+    queue = mp.get_context("spawn").SimpleQueue()
+    assert mp.spawn(_spawned_square, args=(2.0, queue), nprocs=2) is None
+    assert sorted(queue.get() for _ in range(2)) == [(0, 5.0), (1, 29.0)]
+    with pytest.raises(mp.ProcessRaisedException, match="rank 1 failed") as err:
+        mp.spawn(_spawned_raise, nprocs=2)
+    assert err.value.error_index == 1
+    ctx = mp.spawn(_spawned_raise, nprocs=1, join=False)
+    while not ctx.join():
+        pass
+    assert mp.Queue is not None and mp.cpu_count() >= 1
