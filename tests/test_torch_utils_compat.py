@@ -1,6 +1,9 @@
-"""PyTorch's utility modules scripts use around the model: the ``distributed`` guard,
-``utils.hooks.RemovableHandle`` (what every register_*hook returns), checked against PyTorch."""
+"""PyTorch's utility modules scripts use around the model, checked against PyTorch: the
+``distributed`` guard, ``utils.hooks.RemovableHandle`` (what every register_*hook returns), the
+storage views, ``multiprocessing`` (spawn, sharing strategies) and ``utils.benchmark``."""
 import collections
+
+import numpy as np
 
 import pylucid
 import pylucid.distributed as dist
@@ -121,3 +124,44 @@ def test_multiprocessing_spawn_and_strategies():
     while not ctx.join():
         pass
     assert mp.Queue is not None and mp.cpu_count() >= 1
+
+
+def _printed(benchmark, task_spec, number_per_run, raw_times, **labels):
+    m = benchmark.Measurement(number_per_run, raw_times, task_spec(stmt="f()", setup="pass", **labels))
+    return str(m).split("\n", 1)[1].replace("torch.", "pylucid."), (m.mean, m.median, m.iqr, m.times, m.meets_confidence())
+
+
+@pytest.mark.parametrize("raw", [[3.3e-8], [2.5e-4, 2.6e-4, 3.9e-4, 2.4e-4, 2.5e-4], [1.23456], [123.456],
+                                 [1.5e-2, 1.0e-2], [1e-2, 1.05e-2, 1.3e-2], [1, 1.02, 1.03, 1.3], [1, 1, 1.01, 1.5, 1.6]],
+                         ids=str)
+@pytest.mark.parametrize("labels", [{"num_threads": 4}, {"label": "L", "sub_label": "S", "description": "D", "num_threads": 1}],
+                         ids=str)
+def test_measurement_prints_as_torch(raw, labels):
+    torch = pytest.importorskip("torch")
+    from pylucid.utils import benchmark
+    from torch.utils.benchmark.utils.common import TaskSpec
+
+    ours = _printed(benchmark, benchmark.TaskSpec, 10, raw, **labels)
+    theirs = _printed(torch.utils.benchmark, TaskSpec, 10, raw, **labels)
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1][:3], theirs[1][:3], rtol=1e-12)
+    assert ours[1][3:] == theirs[1][3:]
+
+
+def test_timer_without_torch():
+    from pylucid.utils.benchmark import Timer
+    calls = []
+    x = pylucid.ones(50)
+    t = Timer("x.sum(); calls.append(1)", setup="calls.clear()", globals={"x": x, "calls": calls}, label="sum",
+              sub_label="ones", description="d", num_threads=1)
+    m = t.timeit(20)
+    assert m.number_per_run == 20 and len(m.times) == 1 and m.median > 0 and m.title == "sum: ones"
+    assert str(m).splitlines()[1:3] == ["sum: ones", "d"] and "1 measurement, 20 runs , 1 thread" in str(m)
+    blocks = []
+    m = t.blocked_autorange(callback=lambda n, sec: blocks.append((n, sec)), min_run_time=0.02)
+    assert len(m.raw_times) == len(blocks) and sum(m.raw_times) >= 0.02 and m.number_per_run == blocks[0][0]
+    m = t.adaptive_autorange(threshold=0.5, max_run_time=1.0)
+    assert len(m.raw_times) >= 4 or sum(m.raw_times) >= 1.0
+    assert pylucid.get_num_threads() >= 1
+    with pytest.raises(ValueError, match="Python statements only"):
+        Timer("x", language="c++")
