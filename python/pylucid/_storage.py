@@ -145,7 +145,7 @@ class TypedStorage:
     __str__ = __repr__
 
 
-_warned = []
+_warned: list = []
 
 
 def _untyped_storage(self):

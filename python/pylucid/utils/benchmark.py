@@ -157,7 +157,8 @@ class Timer:
         ``min_run_time`` seconds have been spent; each block is one measurement.
         ``callback(number, time)`` is called after each block."""
         number = self._block_size(min_run_time / 10)
-        raw, total = [], 0.0
+        raw: list = []
+        total = 0.0
         while total < min_run_time or not raw:
             t = self._run(number)
             raw.append(t)
@@ -170,7 +171,8 @@ class Timer:
         """Blocks of runs until the interquartile range is under ``threshold`` times the median
         (after at least ``min_run_time`` seconds and 4 blocks) or ``max_run_time`` seconds are spent."""
         number = self._block_size(min_run_time / 10)
-        raw, total = [], 0.0
+        raw: list = []
+        total = 0.0
         while True:
             t = self._run(number)
             raw.append(t)
