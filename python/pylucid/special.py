@@ -351,8 +351,8 @@ def _log_ndtr_np(x):
     out = _np.empty_like(x)
     erfc = _np.vectorize(_math.erfc, otypes=[float])
     hi, mid, lo = x > 0, (x <= 0) & (x > -20), x <= -20
-    out[hi] = _np.log1p(-0.5 * erfc(x[hi] / _math.sqrt(2.0))) if hi.any() else out[hi]
-    out[mid] = _np.log(0.5 * erfc(-x[mid] / _math.sqrt(2.0))) if mid.any() else out[mid]
+    out[hi] = _np.log1p(-0.5 * erfc(x[hi] / _math.sqrt(2.0)))
+    out[mid] = _np.log(0.5 * erfc(-x[mid] / _math.sqrt(2.0)))
     t, term, series = x[lo], _np.ones_like(x[lo]), _np.ones_like(x[lo])
     for k in range(1, 13):
         term = term * -(2 * k - 1) / (t * t)
@@ -363,9 +363,9 @@ def _log_ndtr_np(x):
 
 
 def _ndtri_np(p):
-    """Phi^-1(p) in float64: a start from erfinv (the central region) or the tail asymptote
-    ``-sqrt(-2 log p)``, then Newton steps on ``log Phi(x) = log p`` for the lower half, which
-    stay accurate however small p is; the upper half by symmetry (``1 - p`` is exact there)."""
+    """Phi^-1(p) in float64: a rational start, then Newton steps on ``log Phi(x) = log q`` with
+    ``q = min(p, 1 - p)`` (accurate however small q is; ``1 - p`` is exact for p above 0.5) and the
+    upper half by symmetry."""
     q = _np.minimum(p, 1.0 - p)
     ok = q > 0
     qs = _np.where(ok, q, 0.25)
