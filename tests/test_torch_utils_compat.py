@@ -18,11 +18,20 @@ def test_distributed_guard():
     assert rank == 0 and pylucid.distributed is dist
 
 
-@pytest.mark.parametrize("name", ["init_process_group", "all_reduce", "get_rank", "ReduceOp"])
-def test_distributed_names_raise(name):
+@pytest.mark.parametrize("name", ["ReduceOp", "all_to_all", "DistributedSampler"])
+def test_other_distributed_names_raise(name):
     with pytest.raises(AttributeError, match=f"distributed.{name}: distributed training is not supported"):
         getattr(dist, name)
     assert not hasattr(dist, name)
+
+
+def test_distributed_functions_import_and_raise_when_called():
+    from pylucid.distributed import destroy_process_group, init_process_group  # nanoGPT's top-level import
+    for fn in (init_process_group, destroy_process_group, dist.get_rank, dist.all_reduce):
+        with pytest.raises(ValueError, match=f"distributed.{fn.__name__}: distributed training is not supported"):
+            fn("gloo") if fn is init_process_group else fn()
+    with pytest.raises(RuntimeError, match="get_world_size"):
+        dist.get_world_size()
 
 
 def test_hook_handles_are_removable_handles():
