@@ -174,3 +174,11 @@ def test_timer_without_torch():
     assert pylucid.get_num_threads() >= 1
     with pytest.raises(ValueError, match="Python statements only"):
         Timer("x", language="c++")
+
+
+def test_ddp_import_works_and_construction_raises():
+    from pylucid.nn.parallel import DistributedDataParallel as DDP
+    model = pylucid.nn.Linear(2, 2)
+    assert not isinstance(model, DDP)
+    with pytest.raises(ValueError, match="DistributedDataParallel: distributed training is not supported"):
+        DDP(model, device_ids=[0])
