@@ -1,4 +1,4 @@
-"""``pylucid.multiprocessing``: Python's :mod:`multiprocessing` under PyTorch's module name, with
+"""``pylucid.multiprocessing``: Python's ``multiprocessing`` under PyTorch's module name, with
 PyTorch's sharing-strategy switches and :func:`spawn`.
 
 NOTE: PyTorch moves tensors between processes through shared memory; pylucid pickles them, so a
@@ -118,7 +118,7 @@ def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method
     """Runs ``fn(i, *args)`` in ``nprocs`` new processes (``i`` = 0 .. nprocs-1) with the given start
     method. With ``join`` it waits for all and returns None, raising ProcessRaisedException (the
     child's traceback in the message) or ProcessExitedException when one fails; otherwise it
-    returns the :class:`ProcessContext`."""
+    returns the ``ProcessContext``."""
     ctx = multiprocessing.get_context(start_method)
     queues, processes = [], []
     for i in range(nprocs):
