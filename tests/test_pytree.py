@@ -52,9 +52,9 @@ def test_map_and_map_only_match_torch():
     assert lp.tree_map_only(int, lambda x: -x, a) == tp.tree_map_only(int, lambda x: -x, a)
     assert lp.tree_map_only((int, float), abs, a) == tp.tree_map_only((int, float), abs, a)
     assert lp.tree_map_only(int | str, str, a) == tp.tree_map_only(int | str, str, a)
-    pred = lambda x: x == 2.0  # noqa: E731
+    pred = lambda x: x == 2.0
     assert lp.tree_map_only(pred, lambda x: 0, a) == tp.tree_map_only(pred, lambda x: 0, a)
-    single = lambda x: isinstance(x, list) and len(x) == 1  # noqa: E731
+    single = lambda x: isinstance(x, list) and len(x) == 1
     assert lp.tree_leaves([1, [2]], is_leaf=single) == tp.tree_leaves([1, [2]], is_leaf=single)
 
 

@@ -76,9 +76,8 @@ def test_runs_and_restores_without_torch():
         assert _switches(cuda_backend) == [False, False, True, False]
         with pytest.raises(pylucid.LucidError, match="No viable backend"):
             F.scaled_dot_product_attention(q, q, q)
-    with pytest.raises(ValueError):
-        with sdpa_kernel(SDPBackend.MATH):
-            raise ValueError("the switches are restored when the block raises")
+    with pytest.raises(ValueError), sdpa_kernel(SDPBackend.MATH):
+        raise ValueError("the switches are restored when the block raises")
     assert _switches(cuda_backend) == [True] * 4
 
 

@@ -4,7 +4,6 @@ storage views, ``multiprocessing`` (spawn, sharing strategies) and ``utils.bench
 import collections
 
 import numpy as np
-
 import pylucid
 import pylucid.distributed as dist
 import pytest
@@ -26,7 +25,10 @@ def test_other_distributed_names_raise(name):
 
 
 def test_distributed_functions_import_and_raise_when_called():
-    from pylucid.distributed import destroy_process_group, init_process_group  # nanoGPT's top-level import
+    from pylucid.distributed import (  # nanoGPT's top-level import
+        destroy_process_group,
+        init_process_group,
+    )
     for fn in (init_process_group, destroy_process_group, dist.get_rank, dist.all_reduce):
         with pytest.raises(ValueError, match=f"distributed.{fn.__name__}: distributed training is not supported"):
             fn("gloo") if fn is init_process_group else fn()
@@ -95,9 +97,9 @@ def test_storage_without_torch():
     u = row.untyped_storage()
     assert u.data_ptr() == x.data_ptr() and u.nbytes() == 48 and isinstance(u, pylucid.UntypedStorage)
     assert row.data_ptr() - u.data_ptr() == 3 * 8
+    import pylucid._storage as st
+    st._warned.clear()
     with pytest.warns(UserWarning, match="untyped_storage"):
-        import pylucid._storage as st
-        st._warned.clear()
         s = x.storage()
     assert isinstance(s, pylucid.TypedStorage) and s.untyped() == u and s.tolist() == [1.0] * 6
     assert pylucid.ones(2, dtype=pylucid.bfloat16).storage().tolist() == [1.0, 1.0]

@@ -10,7 +10,7 @@ import multiprocessing
 import multiprocessing.connection
 import sys
 import traceback
-from multiprocessing import *  # noqa: F401,F403
+from multiprocessing import *  # noqa: F403
 
 __all__ = ["ProcessContext", "ProcessExitedException", "ProcessRaisedException", "get_all_sharing_strategies",
            "get_sharing_strategy", "set_sharing_strategy", "spawn", "start_processes"] + list(multiprocessing.__all__)
