@@ -27,6 +27,7 @@ napoleon_numpy_docstring = False
 nitpicky = True
 nitpick_ignore = [
     ("py:class", "pybind11_builtins.pybind11_object"),
+    ("py:class", "enum.Enum"),
 ]
 nitpick_ignore_regex = [
     ("py:class", r"pylucid(\.\w+)*\._\w+"),  # private bases (_Loss, _GradModeContext, ...)

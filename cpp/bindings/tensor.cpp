@@ -263,6 +263,8 @@ LUCID_BINDING(tensor, 0) {
       .def("data_ptr", [](const TensorImpl& t) { return reinterpret_cast<uintptr_t>(t.raw()); },
           "The address of the first element as an int (storage start plus storage_offset * element_size); "
           "views of one storage can be compared by it.")
+      .def("_storage_nbytes", [](const TensorImpl& t) { return t.storage ? t.storage->nbytes : size_t(0); },
+          "The size in bytes of the whole storage this tensor views (Tensor.untyped_storage().nbytes()).")
       .def("is_contiguous", &TensorImpl::is_contiguous,
           "True when the elements are laid out in row-major order without gaps (size-1 dims' strides are ignored, "
           "as in PyTorch).")

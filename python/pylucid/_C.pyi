@@ -257,6 +257,12 @@ class Tensor:
         """
         Method form of pylucid.narrow_copy.
         """
+    def nextafter(self, other):
+        """
+        The next floating-point value after ``input`` toward ``other``, element-wise (both tensors,
+            broadcast, in their promoted floating dtype). As PyTorch, the gradient passes to ``input``
+            unchanged and ``other`` gets zero.
+        """
     def quantile(self, q, dim = None, keepdim = False, *, interpolation = 'linear'):
         """
         The ``q``-th quantiles (``q`` a number or a 1-d tensor in [0, 1]) of all elements or along
@@ -464,6 +470,10 @@ class Tensor:
         ...
     def __xor__(self, other):
         ...
+    def _storage_nbytes(self) -> builtins.int:
+        """
+        The size in bytes of the whole storage this tensor views (Tensor.untyped_storage().nbytes()).
+        """
     def abs(self) -> Tensor:
         """
         |input|, elementwise; the gradient at 0 is 0.
@@ -1797,6 +1807,10 @@ class Tensor:
         """
         A new tensor of the given size, filled with 0, with this tensor's dtype unless dtype= is given.
         """
+    def nextafter_(self, *args, **kwargs):
+        """
+        In-place nextafter: writes the result into self and returns self (recorded by autograd; refused on a leaf that requires grad).
+        """
     def nonzero(self, *, as_tuple: builtins.bool = False) -> typing.Any:
         """
         The (n, ndim) int64 coordinates of the nonzero elements in row-major order, or a tuple of n-vectors (as_tuple=True).
@@ -2164,6 +2178,11 @@ class Tensor:
         """
         Standard deviation over dim: sqrt(sum (x - mean)^2 / max(0, N - correction)), correction=1 by default (or unbiased=True/False).
         """
+    def storage(self):
+        """
+        The storage this tensor views, as elements of its dtype (a :class:`TypedStorage`;
+            read-only). Deprecated in PyTorch (warns once): use ``untyped_storage()``.
+        """
     def storage_offset(self) -> builtins.int:
         """
         Where the first element sits in the shared storage, in elements (nonzero for views such as x[1:]).
@@ -2355,6 +2374,10 @@ class Tensor:
     def unsqueeze_(self, *args, **kwargs):
         """
         In-place unsqueeze: self takes the shape (and strides) of self.unsqueeze(...) and is returned.
+        """
+    def untyped_storage(self):
+        """
+        The storage this tensor views, as bytes (an :class:`UntypedStorage`; read-only).
         """
     def vander(self, *args, **kwargs):
         """

@@ -59,7 +59,7 @@ from .amp import autocast  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 from .autograd.anomaly_mode import is_anomaly_enabled  # noqa: E402,F401
 from . import accelerator, autograd, backends, cpu, cuda, distributions, func, linalg, nn, ops, optim, profiler, random, special, testing  # noqa: E402,F401
-from . import jit  # noqa: E402,F401
+from . import distributed, jit, multiprocessing  # noqa: E402,F401
 from .special import digamma, float_power, i0, lgamma, mvlgamma, polygamma, positive, sinc, xlogy  # noqa: E402,F401
 from .special import gammainc as igamma, gammaincc as igammac  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
@@ -77,6 +77,7 @@ from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
 from ._linalg_householder import geqrf, orgqr, ormqr  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
 from ._poisson import poisson  # noqa: E402,F401
+from ._storage import TypedStorage, UntypedStorage  # noqa: E402,F401
 from . import _compat_names  # noqa: E402
 
 _compat_names._attach()

@@ -25,6 +25,7 @@ import numpy as _np
 
 from . import _C
 from ._C import Tensor, dtype
+from .autograd.function import Function as _Function
 
 __all__ = [
     "bartlett_window",
@@ -34,6 +35,7 @@ __all__ = [
     "conj",
     "conj_physical",
     "copysign",
+    "nextafter",
     "diagonal_scatter",
     "e",
     "empty_permuted",
@@ -258,6 +260,42 @@ def ldexp(input, other):
     dt = _float_result(input, other)
     two = _C.pow(_float_operand(2.0, input.to(dt)), other.to(dt))
     return input.to(dt) * two
+
+
+_NP_FLOAT = {"float16": _np.float16, "float32": _np.float32, "float64": _np.float64}
+
+
+class _Nextafter(_Function):
+    _builtin_node = "Nextafter"
+
+    @staticmethod
+    def forward(ctx, x, toward):
+        kind = _NP_FLOAT[str(x.dtype).rsplit(".", 1)[-1]]
+        nums = [_np.asarray(t.detach().to(dtype.float64).numpy()).astype(kind) for t in (x, toward)]
+        return _C._from_numpy(_np.array(_np.nextafter(*nums), dtype=_np.float64, order="C")).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, g * 0.0  # PyTorch's: the step is treated as a constant
+
+
+def nextafter(input, other):
+    """The next floating-point value after ``input`` toward ``other``, element-wise (both tensors,
+    broadcast, in their promoted floating dtype). As PyTorch, the gradient passes to ``input``
+    unchanged and ``other`` gets zero."""
+    _t(input, "nextafter")
+    if not isinstance(other, Tensor):
+        raise TypeError(f"nextafter(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    dt = _C.promote_types(input.dtype, other.dtype)
+    name = str(dt).rsplit(".", 1)[-1]
+    if name not in _NP_FLOAT:
+        raise NotImplementedError(f'"nextafter_cpu" not implemented for \'{_TORCH_TYPE_NAMES.get(name, name)}\'')
+    from ._math_more import broadcast_tensors
+
+    return _Nextafter.apply(*broadcast_tensors(input.to(dt), other.to(dt)))
+
+
+_TORCH_TYPE_NAMES = {"int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
 
 
 frexp_result = _collections.namedtuple("frexp", ["mantissa", "exponent"])  # type: ignore[name-match]
@@ -620,8 +658,10 @@ def typename(obj):
 
 
 def is_storage(obj):
-    """False: pylucid exposes no storage objects."""
-    return False
+    """Whether ``obj`` is a storage (what ``Tensor.untyped_storage()`` or ``Tensor.storage()`` returns)."""
+    from ._storage import TypedStorage, UntypedStorage
+
+    return isinstance(obj, (TypedStorage, UntypedStorage))
 
 
 def frombuffer(buffer, *, dtype=None, count=-1, offset=0, requires_grad=False):
@@ -801,9 +841,10 @@ def _attach():
 
     methods = {"is_signed": _is_signed_method, "split_with_sizes": _split_with_sizes_method,
                "copysign_": _inplace_method(copysign, "copysign_"), "ldexp_": _inplace_method(ldexp, "ldexp_"),
+               "nextafter_": _inplace_method(nextafter, "nextafter_"),
                "xlogy_": _inplace_method(special.xlogy, "xlogy_"),
                "float_power_": _inplace_method(special.float_power, "float_power_", _float_power_check)}
-    for fn in (select_scatter, slice_scatter, diagonal_scatter, copysign, ldexp, frexp, conj,
+    for fn in (select_scatter, slice_scatter, diagonal_scatter, copysign, ldexp, nextafter, frexp, conj,
                conj_physical, resolve_conj, resolve_neg, is_conj, is_neg, isreal, get_device, is_same_size):
         methods[fn.__name__] = fn
     from ._math_misc import heaviside

@@ -103,6 +103,34 @@ def install():
         sys.modules[name] = mod
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
+    _install_in_spawned_children()
+
+
+class _InstallWhenUnpickled:
+    """Unpickles as a call to :func:`install` (named through a statement: under ``python -m
+    pylucid.as_torch`` this module is ``__main__``, where a child would not find ``install``)."""
+
+    def __reduce__(self):
+        return exec, ("import pylucid.as_torch\npylucid.as_torch.install()",)
+
+
+def _install_in_spawned_children():
+    """Makes processes started by the ``spawn``/``forkserver`` methods install the aliases before
+    they re-import the main script: its ``import torch`` then gives pylucid there too. The child
+    unpickles the preparation data first, so one more entry in it is enough."""
+    import multiprocessing.spawn as mp_spawn
+
+    if getattr(mp_spawn.get_preparation_data, "_pylucid", False):
+        return
+    original = mp_spawn.get_preparation_data
+
+    def get_preparation_data(name):
+        data = original(name)
+        if _FINDER in sys.meta_path:
+            data["pylucid_as_torch"] = _InstallWhenUnpickled()
+        return data
+    get_preparation_data._pylucid = True  # type: ignore[attr-defined]
+    mp_spawn.get_preparation_data = get_preparation_data
 
 
 def uninstall(previous=None):

@@ -25,7 +25,7 @@ from ._tensor import arange, from_numpy, full_like, ones_like, zeros_like
 from .autograd.function import Function as _Function
 
 __all__ = ["lgamma", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "i0", "i1", "i0e", "i1e", "sinc", "entr",
-           "xlogy", "xlog1py", "float_power", "positive", "expit", "logit", "erf", "erfc", "erfinv", "ndtr", "exp2",
+           "xlogy", "xlog1py", "float_power", "positive", "expit", "logit", "erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr", "exp2",
            "expm1", "log1p", "round", "softmax", "log_softmax", "logsumexp", "gammainc", "gammaincc"]
 
 
@@ -339,6 +339,109 @@ def erfc(input):
 def ndtr(input):
     """The standard normal CDF, ``(1 + erf(x / sqrt(2))) / 2``."""
     return 0.5 * _C.erfc(_unary("ndtr", input) * (-1.0 / _math.sqrt(2.0)))
+
+
+_LOG_SQRT_2PI = 0.5 * _math.log(2.0 * _math.pi)
+
+
+def _log_ndtr_np(x):
+    """log Phi(x) in float64 without underflow: log1p(-Phi(-x)) above 0, log(erfc) down to -20 and
+    the asymptotic series ``log Phi(x) = -x^2/2 - log(-x) - log sqrt(2 pi) + log(1 - 1/x^2 + 3/x^4 - ...)``
+    below (13 terms: their last is under 1e-17 there)."""
+    out = _np.empty_like(x)
+    erfc = _np.vectorize(_math.erfc, otypes=[float])
+    hi, mid, lo = x > 0, (x <= 0) & (x > -20), x <= -20
+    out[hi] = _np.log1p(-0.5 * erfc(x[hi] / _math.sqrt(2.0)))
+    out[mid] = _np.log(0.5 * erfc(-x[mid] / _math.sqrt(2.0)))
+    t, term, series = x[lo], _np.ones_like(x[lo]), _np.ones_like(x[lo])
+    for k in range(1, 13):
+        term = term * -(2 * k - 1) / (t * t)
+        series = series + term
+    out[lo] = -0.5 * t * t - _np.log(-t) - _LOG_SQRT_2PI + _np.log(series)
+    out[_np.isnan(x)] = _np.nan
+    return out
+
+
+def _ndtri_np(p):
+    """Phi^-1(p) in float64: a rational start, then Newton steps on ``log Phi(x) = log q`` with
+    ``q = min(p, 1 - p)`` (accurate however small q is; ``1 - p`` is exact for p above 0.5) and the
+    upper half by symmetry."""
+    q = _np.minimum(p, 1.0 - p)
+    ok = q > 0
+    qs = _np.where(ok, q, 0.25)
+    t = _np.sqrt(-2.0 * _np.log(qs))
+    # Abramowitz & Stegun 26.2.23 (error below 4.5e-4): the start for Newton's method.
+    x = -(t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / (1 + 1.432788 * t + 0.189269 * t * t
+                                                               + 0.001308 * t ** 3))
+    # log Phi is concave and increasing, so Newton's steps on it converge monotonically after the
+    # first, quadratically; five are ample from the start's accuracy.
+    for _ in range(5):
+        lp = _log_ndtr_np(x)
+        x = x - (lp - _np.log(qs)) * _np.exp(lp + 0.5 * x * x + _LOG_SQRT_2PI)
+    x = _np.where(ok, x, -_np.inf)
+    x = _np.where(p > 0.5, -x, x)
+    # NOTE: near p = 0.5 the answer is small and log p carries only p's absolute accuracy, so two
+    # more steps solve erf(x / sqrt 2) / 2 = p - 0.5 instead (that difference is exact there).
+    mid = _np.abs(p - 0.5) < 0.25
+    if mid.any():
+        erf = _np.vectorize(_math.erf, otypes=[float])
+        xm, r = x[mid], p[mid] - 0.5
+        for _ in range(2):
+            xm = xm - (0.5 * erf(xm / _math.sqrt(2.0)) - r) * _np.exp(0.5 * xm * xm + _LOG_SQRT_2PI)
+        x[mid] = xm
+    return _np.where((p < 0) | (p > 1) | _np.isnan(p), _np.nan, _np.where(p == 0.5, 0.0, x))
+
+
+class _LogNdtr(_Function):
+    _builtin_node = "SpecialLogNdtr"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _like(_log_ndtr_np(_numpy64(x)), x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        # phi(x) / Phi(x), formed in logs so that it stays finite far in the lower tail (~ -x).
+        return g * _C.exp(-0.5 * x * x - _LOG_SQRT_2PI - _LogNdtr.apply(x))
+
+
+class _Ndtri(_Function):
+    _builtin_node = "SpecialNdtri"
+
+    @staticmethod
+    def forward(ctx, p):
+        ctx.save_for_backward(p)
+        return _like(_ndtri_np(_numpy64(p)), p)
+
+    @staticmethod
+    def backward(ctx, g):
+        (p,) = ctx.saved_tensors
+        x = _Ndtri.apply(p)  # recomputed through the Function, so that double backward works
+        return g * _C.exp(0.5 * x * x + _LOG_SQRT_2PI)
+
+
+def _check_float_or_int(op, x):
+    if x.dtype in (_C.dtype.float16, _C.dtype.bfloat16, _C.dtype.bool):
+        raise NotImplementedError(f'"{op}_cpu" not implemented for \'{_compat_dtype_name(x.dtype)}\'')
+    return _float_of(x)
+
+
+def _compat_dtype_name(dt):
+    return {"float16": "Half", "bfloat16": "BFloat16", "bool": "Bool"}[str(dt).rsplit(".", 1)[-1]]
+
+
+def log_ndtr(input):
+    """``log(ndtr(x))``, accurate in both tails (about ``-x^2/2`` far below 0, ``-ndtr(-x)`` far above);
+    differentiable. Integers give float32, as PyTorch; float16 and bfloat16 are not supported (as PyTorch's CPU)."""
+    return _LogNdtr.apply(_check_float_or_int("log_ndtr", _tensor_arg("log_ndtr", "input", input)))
+
+
+def ndtri(input):
+    """The inverse of :func:`ndtr` (the standard normal quantile function): ``-inf`` at 0, ``inf`` at
+    1, NaN outside ``[0, 1]``; accurate for p down to the smallest float64; differentiable."""
+    return _Ndtri.apply(_check_float_or_int("ndtri", _tensor_arg("ndtri", "input", input)))
 
 
 def exp2(input):

@@ -183,6 +183,7 @@ CASES = [
     ("capsule_routing", 1e-3, 1e-4),
     ("transe_kg", 1e-4, 1e-5),
     ("jit_custom_lstm", 1e-4, 1e-5),
+    ("gpt_block_utilities", 1e-4, 1e-5),
 ]
 
 

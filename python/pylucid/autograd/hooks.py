@@ -8,11 +8,33 @@ __all__ = ["RemovableHandle"]
 
 class RemovableHandle:
     """Returned by the ``register_*hook`` methods: ``remove()`` unregisters the hook (also usable
-    as a context manager that removes it on exit)."""
+    as a context manager that removes it on exit). ``id`` is an int unique among handles.
 
-    def __init__(self, remove_fn):
-        self._remove_fn = remove_fn
-        self.id: int | None = None  # the registry key, where the registering code sets one
+    As PyTorch's ``torch.utils.hooks.RemovableHandle`` it can also be made by user code around a
+    dict of hooks: ``h = RemovableHandle(hooks); hooks[h.id] = fn``; ``remove()`` then deletes
+    ``h.id`` from that dict (and from ``extra_dict``, a dict or list of dicts, when given). Given a
+    callable instead, ``remove()`` calls it once (pylucid's own registries).
+
+    >>> from pylucid.utils.hooks import RemovableHandle
+    >>> hooks = {}
+    >>> h = RemovableHandle(hooks)
+    >>> hooks[h.id] = print
+    >>> h.remove()
+    >>> hooks
+    {}
+    """
+
+    next_id: int = 0
+
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        self.id: int = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        if callable(hooks_dict) and not isinstance(hooks_dict, dict):
+            self._remove_fn = hooks_dict
+        else:
+            dicts = [hooks_dict] + (list(extra_dict) if isinstance(extra_dict, (list, tuple))
+                                    else [extra_dict] if extra_dict is not None else [])
+            self._remove_fn = lambda: [d.pop(self.id, None) for d in dicts]
 
     def remove(self):
         """Unregisters the hook; a second call does nothing."""

@@ -3,6 +3,7 @@ from . import functional, init, utils  # noqa: F401
 from .module import Module  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .parameter import Buffer, Parameter  # noqa: F401
+from . import attention, parallel  # noqa: E402,F401  (after the star import, which brings modules.attention)
 
 from .._submodule_alias import alias_submodules as _alias_submodules  # noqa: E402
 

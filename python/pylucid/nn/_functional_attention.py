@@ -53,5 +53,24 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     >>> F.scaled_dot_product_attention(q, k, v, is_causal=True).shape
     pylucid.Size([1, 2, 3, 4])
     """
+    if not _SDP_ENABLED["math"]:
+        _check_flash_allowed(query, dropout_p)
     return _C._scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                             enable_gqa)
+
+
+# The attention kernels PyTorch lets a script switch off (``nn.attention.sdpa_kernel``,
+# ``backends.cuda.enable_math_sdp``...). pylucid's one kernel stands for "math" and the CPU "flash".
+_SDP_ENABLED = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+
+
+def _check_flash_allowed(query, dropout_p):
+    """With the math kernel switched off: raises as PyTorch's CPU dispatch does when the flash
+    kernel is off too or cannot take these inputs (it needs 4-d inputs and no dropout)."""
+    if not _SDP_ENABLED["flash"]:
+        raise _C.LucidError("No viable backend for scaled_dot_product_attention was found. This is likely due "
+                            "to turning off both the math kernel and the fused kernels.")
+    if query.dim() != 4 or dropout_p > 0.0:
+        raise _C.LucidError("No available kernel.  Aborting execution. (scaled_dot_product_attention: the "
+                            f"flash kernel needs 4-d inputs and dropout_p=0, got {query.dim()}-d and "
+                            f"dropout_p={dropout_p}; allow SDPBackend.MATH)")

@@ -5,7 +5,6 @@ Attributes assigned on a Module are sorted into three ordered registries: Parame
 ``_buffers``. Everything else (``state_dict``, ``named_parameters``, ``train``, ``zero_grad``)
 walks those registries, so the order of definition is the order of iteration.
 """
-import itertools
 from collections import OrderedDict, namedtuple
 
 from .. import _C
@@ -14,8 +13,6 @@ from ..autograd.hooks import RemovableHandle
 from .parameter import Buffer, Parameter
 
 __all__ = ["Module"]
-
-_hook_ids = itertools.count()
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -592,7 +589,13 @@ class Module:
         if not callable(hook):
             raise _C.DtypeMismatch(f"{reg.strip('_')}: hook must be callable, got {type(hook).__name__}")
         hooks = self.__dict__[reg]
-        hid = next(_hook_ids)
+        def remove():
+            hooks.pop(hid, None)
+            self._hooks_with_kwargs.discard(hid)
+            self._hooks_always_call.discard(hid)
+            self._hooks_public.discard(hid)
+        handle = RemovableHandle(remove)
+        hid = handle.id  # keys the hook: unique among all handles, as PyTorch's
         hooks[hid] = hook
         if prepend:
             hooks.move_to_end(hid, last=False)
@@ -600,14 +603,6 @@ class Module:
             self._hooks_with_kwargs.add(hid)
         if always_call:
             self._hooks_always_call.add(hid)
-
-        def remove():
-            hooks.pop(hid, None)
-            self._hooks_with_kwargs.discard(hid)
-            self._hooks_always_call.discard(hid)
-            self._hooks_public.discard(hid)
-        handle = RemovableHandle(remove)
-        handle.id = hid
         return handle
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
