@@ -169,3 +169,13 @@ def test_training_memory_stays_flat():
     assert live1 == live0
     if not os.environ.get("PYLUCID_SANITIZE"):  # ASan's quarantine holds freed memory on purpose
         assert rss1 - rss0 < 8.0
+
+
+def test_found_by_the_api_fuzz():
+    """Two inputs the API fuzz test found: a non-tensor histogram weight raises a typed error
+    (not AttributeError), and a linalg out= tensor of another shape takes the result's shape."""
+    with pytest.raises(pylucid.DtypeMismatch, match="histogram: expected a Tensor for weight"):
+        pylucid.histogram(pylucid.tensor([1.0, 2.0]), 2, weight=False)
+    out = pylucid.tensor(0.5)
+    r = pylucid.linalg.cholesky(pylucid.eye(2) * 4, out=out)
+    assert r is out and out.shape == (2, 2) and out.tolist() == [[2.0, 0.0], [0.0, 2.0]]

@@ -464,6 +464,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     edges = bins.detach().to(_C.dtype.float64).numpy() if isinstance(bins, _C.Tensor) else bins
     if isinstance(edges, int) and edges <= 0:
         raise _C.LucidError(f"histogram(): bins must be > 0, but got {edges}")
+    if weight is not None:
+        _tensor_arg("histogram", "weight", weight)
     w = None if weight is None else weight.detach().to(_C.dtype.float64).numpy().reshape(-1)
     hist, out_edges = _np.histogram(a, bins=edges, range=range, weights=w, density=density)
     return _Histogram(tensor(hist, dtype=input.dtype), tensor(out_edges, dtype=input.dtype))
