@@ -288,7 +288,31 @@ def _fns():
     return Cholesky, Eigh, Svd, Qr, Pinv, QrR
 
 
-_FNS: list = []
+def lazy_functions(build):
+    """A getter for the autograd Functions ``build()`` returns, built on first use (their classes
+    need pylucid.autograd, which imports this module)."""
+    fns: list = []
+
+    def get(i):
+        if not fns:
+            fns.extend(build())
+        return fns[i]
+
+    return get
+
+
+def sum_to(g, shape):
+    """g summed over the batch dims that broadcasting added or expanded, to ``shape``."""
+    shape = tuple(shape)
+    while g.dim() > len(shape):
+        g = g.sum(0)
+    for d, n in enumerate(shape):
+        if n == 1 and g.shape[d] != 1:
+            g = g.sum(d, keepdim=True)
+    return g
+
+
+_FNS_get = lazy_functions(_fns)
 
 
 def _svd_grad(U, S, Vh, gU, gS, gVh):
@@ -583,12 +607,6 @@ def lstsq(A, B, rcond=None, *, driver=None):
     rank_t = empty(0, dtype=_C.dtype.int64) if driver == "gels" else _long(rank)
     sv = _T(s, A) if driver in ("gelsd", "gelss") else empty(0, dtype=A.dtype)
     return linalg_lstsq(X.squeeze(-1) if vector else X, residuals, rank_t, sv)
-
-
-def _FNS_get(i):
-    if not _FNS:
-        _FNS.extend(_fns())
-    return _FNS[i]
 
 
 # ---- the top-level spellings ---------------------------------------------------------------

@@ -28,7 +28,7 @@ import numpy as _np
 
 from . import _C
 from ._C import Tensor
-from ._linalg_decomp import LinAlgError, _named, _out, solve_triangular
+from ._linalg_decomp import LinAlgError, _named, _out, lazy_functions, solve_triangular, sum_to
 from ._tensor import eye, zeros
 
 __all__ = ["lu", "lu_factor", "lu_factor_ex", "lu_solve", "lu_unpack"]
@@ -310,29 +310,12 @@ def _fns():
             P, L, U = _unpack(LU, pivots)
             PgA = _mT(P) @ gA
             gLU = (PgA @ _mT(U)).tril(-1) + (_mT(L) @ PgA).triu()
-            return _sum_to(gLU, LU.shape), None, _sum_to(gB, ctx.b_shape), None, None
+            return sum_to(gLU, LU.shape), None, sum_to(gB, ctx.b_shape), None, None
 
     return LuFactorEx, LinalgLu, LuUnpack, LuSolve
 
 
-def _sum_to(g, shape):
-    """Reduces a gradient over the batch dims that were broadcast."""
-    shape = tuple(shape)
-    while g.dim() > len(shape):
-        g = g.sum(0)
-    for d, s in enumerate(shape):
-        if s == 1 and g.shape[d] != 1:
-            g = g.sum(d, keepdim=True)
-    return g
-
-
-_FNS: list = []
-
-
-def _fn(i):
-    if not _FNS:
-        _FNS.extend(_fns())
-    return _FNS[i]
+_fn = lazy_functions(_fns)
 
 
 # ---- public functions ----------------------------------------------------------------------

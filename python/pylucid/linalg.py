@@ -21,6 +21,7 @@ from ._C import Tensor
 from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, cond, cross, diagonal, eigh, eigvalsh,
                              householder_product, inv_ex, lstsq, matrix_exp, matrix_norm, matrix_rank, multi_dot, pinv,
                              qr, solve_triangular, svd, svdvals, vecdot)
+from ._linalg_decomp import lazy_functions, sum_to
 from ._linalg_decomp import linalg_matrix_power as matrix_power
 from ._linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
 from ._tensor_str import return_type_repr
@@ -171,29 +172,12 @@ def _fns():
             A, B = ctx.saved_tensors
             gB = solve(_mT(A), g)
             gA = -(gB @ _mT(solve(A, B)))
-            return _sum_to(gA, A.shape), _sum_to(gB, B.shape)
+            return sum_to(gA, A.shape), sum_to(gB, B.shape)
 
     return Inv, Det, LogAbsDet, Solve
 
 
-def _sum_to(g, shape):
-    """g summed over the batch dims that broadcasting added or expanded, to ``shape``."""
-    shape = tuple(shape)
-    while g.dim() > len(shape):
-        g = g.sum(0)
-    for d, n in enumerate(shape):
-        if n == 1 and g.shape[d] != 1:
-            g = g.sum(d, keepdim=True)
-    return g
-
-
-_FNS: list = []
-
-
-def _fn(i):
-    if not _FNS:
-        _FNS.extend(_fns())
-    return _FNS[i]
+_fn = lazy_functions(_fns)
 
 
 def inv(A, *, out=None):
